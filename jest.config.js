@@ -1,0 +1,14 @@
+/** Jest runs the TypeScript sources as native ESM (client-node 1.x and other deps are ESM-only). */
+export default {
+  preset: 'ts-jest/presets/default-esm',
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true, diagnostics: false }],
+  },
+  testMatch: ['**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/.data/'],
+  testTimeout: 120000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,72 @@
+import type { Readable } from 'node:stream';
+
+/** Metadata of one stored object. */
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  lastModified: Date;
+  contentType?: string;
+}
+
+/** Result of a streaming put: the SHA-256 is computed while the bytes flow to storage. */
+export interface PutResult {
+  key: string;
+  size: number;
+  sha256: string;
+}
+
+/** Options of a streaming put. `maxBytes` aborts the put (and removes the partial object) past that size. */
+export interface PutOptions {
+  contentType?: string;
+  maxBytes?: number;
+}
+
+/** An inclusive byte range, as HTTP Range gives it. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/** Raised when a put exceeds `maxBytes`; the partial object has been removed. */
+export class ObjectTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`object exceeds ${limit} bytes`);
+    this.name = 'ObjectTooLargeError';
+  }
+}
+
+/** Raised for keys or bucket names that are not allowed (traversal, bad characters). */
+export class InvalidKeyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidKeyError';
+  }
+}
+
+/** Raised when the storage backend itself fails (network, permissions, server errors). */
+export class StorageUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StorageUnavailableError';
+  }
+}
+
+/** Port for media storage: buckets of keys ("<video_id>/<file>"), streamed in and out. */
+export interface ObjectStore {
+  /** Backend name reported by health: `local` or `s3`. */
+  readonly backend: string;
+  /** Streams `body` into `bucket/key`, hashing on the way. Creates the bucket when needed. */
+  put(bucket: string, key: string, body: Readable | Buffer, options?: PutOptions): Promise<PutResult>;
+  /** Streams the object, or the inclusive `range` of it, without buffering it whole. */
+  get(bucket: string, key: string, range?: ByteRange): Promise<Readable>;
+  /** Metadata, or undefined when the object does not exist. */
+  stat(bucket: string, key: string): Promise<ObjectInfo | undefined>;
+  /** Objects whose key starts with `prefix`, sorted by key. A missing bucket lists nothing. */
+  list(bucket: string, prefix?: string): Promise<ObjectInfo[]>;
+  /** Removes every object whose key starts with `prefix` (all of the bucket for ''); returns the count. */
+  deletePrefix(bucket: string, prefix: string): Promise<number>;
+  /** True when the bucket exists. */
+  bucketExists(bucket: string): Promise<boolean>;
+  /** Health probe; throws StorageUnavailableError when the backend cannot be reached. */
+  ping(): Promise<void>;
+}

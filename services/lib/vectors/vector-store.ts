@@ -1,0 +1,50 @@
+/** A scalar or list of scalars: the values a metadata field may hold (filterable). */
+export type MetadataValue = string | number | boolean | null | Array<string | number | boolean>;
+
+/** One stored embedding with its canonical metadata (see README, "Embedding metadata"). */
+export interface VectorRecord {
+  id: string;
+  vector: Float32Array | number[];
+  metadata: Record<string, MetadataValue>;
+}
+
+/**
+ * Filter on metadata: every listed field must match. `equals` compares scalars exactly; `tagsAny` matches records
+ * whose `tags` list contains at least one of the given tags.
+ */
+export interface VectorFilter {
+  equals?: Record<string, string | number | boolean>;
+  tagsAny?: string[];
+}
+
+/** One search hit: the record's metadata and its cosine similarity to the query (1 = identical direction). */
+export interface VectorHit {
+  id: string;
+  score: number;
+  metadata: Record<string, MetadataValue>;
+}
+
+/** Raised when the vector database fails (connection, server error). */
+export class VectorStoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'VectorStoreUnavailableError';
+  }
+}
+
+/** Port for the vector database. One store holds one collection of fixed dimension. */
+export interface VectorStore {
+  /** Backend name reported by health: `lancedb` or `weaviate`. */
+  readonly backend: string;
+  /** Inserts a batch; all records share the store's dimension. */
+  insert(records: VectorRecord[]): Promise<void>;
+  /** Top-k by cosine similarity, restricted by `filter`. */
+  search(vector: Float32Array | number[], k: number, filter?: VectorFilter): Promise<VectorHit[]>;
+  /** Deletes every record matching `filter`; returns how many were deleted. */
+  delete(filter: VectorFilter): Promise<number>;
+  /** Counts records matching `filter` (all when omitted). */
+  count(filter?: VectorFilter): Promise<number>;
+  /** `ok` when reachable, otherwise throws VectorStoreUnavailableError. */
+  health(): Promise<'ok'>;
+  close(): Promise<void>;
+}
