@@ -1,0 +1,143 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import { koaBody } from 'koa-body';
+import type { Logger } from '../log/index.js';
+import { docsRouter } from './docs.js';
+import type Joi from 'joi';
+import { HttpError, type ErrorStyle, type ValidationIssue } from './errors.js';
+import { createHttpMetrics, type HttpMetrics } from './metrics.js';
+import { buildOpenApi, type ApiInfo } from './openapi.js';
+import { requestIdMiddleware } from './request-id.js';
+import type { RouteContext, RouteSpec } from './route.js';
+import { RequestValidationError, validatePart } from './validation.js';
+
+/** Everything a service hands to the kit to become a Koa app. */
+export interface HttpAppOptions {
+  info: ApiInfo;
+  /** Service name used in metrics. */
+  service: string;
+  logger: Logger;
+  errors: ErrorStyle;
+  routes: RouteSpec[];
+  /** Prefix of every route path, e.g. `/v1/dataprep`. */
+  basePath?: string;
+  /** Largest JSON body accepted (koa-body syntax, e.g. '1mb'). */
+  jsonLimit?: string;
+}
+
+/** A service's Koa app, its OpenAPI document and its metrics registry. */
+export interface HttpApp {
+  app: Koa;
+  openapi: Record<string, unknown>;
+  metrics: HttpMetrics;
+}
+
+function errorMiddleware(logger: Logger, style: ErrorStyle): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined && ctx.respond !== false) {
+        throw new HttpError(404, 'Not Found');
+      }
+    } catch (err: any) {
+      if (err instanceof RequestValidationError) {
+        ctx.status = style.validationStatus;
+        ctx.body = style.render(ctx.status, err.message, err.issues);
+      } else if (err instanceof HttpError) {
+        ctx.status = err.status;
+        ctx.set(err.headers);
+        ctx.body = style.render(err.status, err.message);
+      } else if (err?.status >= 400 && err.status < 500) {
+        // koa / koa-body client errors (malformed JSON, body too large): answer them without their internals.
+        ctx.status = err.status;
+        const message = err instanceof SyntaxError ? 'Invalid JSON body' : err.expose ? err.message : 'Invalid request';
+        ctx.body = style.render(err.status, message);
+      } else {
+        logger.error('unhandled error', { requestId: ctx.state.requestId, error: err?.message, stack: err?.stack });
+        ctx.status = 500;
+        ctx.body = style.render(500, style.internalMessage);
+      }
+    }
+  };
+}
+
+function accessLog(logger: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    await next();
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    logger.http?.('request', {
+      requestId: ctx.state.requestId,
+      method: ctx.method,
+      path: ctx.path,
+      status: ctx.status,
+      duration_ms: Math.round(ms * 10) / 10,
+    });
+  };
+}
+
+function routeMiddleware(route: RouteSpec, jsonLimit: string): Koa.Middleware[] {
+  const req = route.request ?? {};
+  const chain: Koa.Middleware[] = [];
+  if (req.body) {
+    chain.push(koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit }) as unknown as Koa.Middleware);
+  }
+  chain.push(async (ctx, next) => {
+    const state = ctx.state as RouteContext['state'];
+    const params = (ctx as any).params ?? {};
+    const issues: ValidationIssue[] = [];
+    // Every part is checked before answering, so one 4xx names every invalid field.
+    const check = (part: 'path' | 'query' | 'body', schema: Joi.Schema | undefined, value: unknown) => {
+      if (!schema) return value;
+      try {
+        return validatePart(part, schema, value);
+      } catch (err) {
+        if (!(err instanceof RequestValidationError)) throw err;
+        issues.push(...err.issues);
+        return undefined;
+      }
+    };
+    state.params = check('path', req.params, params);
+    state.query = check('query', req.query, { ...ctx.query });
+    state.body = check('body', req.body, (ctx.request as any).body ?? {});
+    if (issues.length > 0) throw new RequestValidationError(issues);
+    await next();
+  });
+  chain.push(async (ctx) => {
+    await route.handler(ctx as RouteContext);
+  });
+  return chain;
+}
+
+/**
+ * Builds a service's Koa app: request ids, access log, contract-shaped errors, Prometheus `/metrics`,
+ * `/openapi.json` + `/docs` + `/redoc` generated from the route specs, and joi validation at the edge.
+ */
+export function createHttpApp(options: HttpAppOptions): HttpApp {
+  const basePath = options.basePath ?? '';
+  const openapi = buildOpenApi(options.info, basePath, options.routes);
+  const metrics = createHttpMetrics(options.service);
+  const app = new Koa();
+  app.proxy = true;
+  app.silent = true;
+
+  const router = new Router({ prefix: basePath || undefined });
+  for (const route of options.routes) {
+    router.register(route.path, [route.method.toUpperCase()], routeMiddleware(route, options.jsonLimit ?? '1mb'));
+  }
+  const ops = new Router();
+  ops.get('/metrics', async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+
+  app.use(requestIdMiddleware);
+  app.use(accessLog(options.logger));
+  app.use(metrics.middleware);
+  app.use(errorMiddleware(options.logger, options.errors));
+  app.use(ops.routes());
+  app.use(docsRouter(options.info.title, openapi).routes());
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: false }));
+  return { app, openapi, metrics };
+}

@@ -1,0 +1,10 @@
+export { createHttpApp } from './app.js';
+export type { HttpApp, HttpAppOptions } from './app.js';
+export { HttpError, statusMessageStyle, detailStyle } from './errors.js';
+export type { ErrorStyle, ValidationIssue } from './errors.js';
+export { defineRoute } from './route.js';
+export type { RouteSpec, RouteContext, RouteState, ResponseSpec } from './route.js';
+export { RequestValidationError, validatePart } from './validation.js';
+export { listen, onShutdownSignal } from './server.js';
+export type { RunningServer, ListenOptions } from './server.js';
+export type { ApiInfo } from './openapi.js';

@@ -1,0 +1,31 @@
+import type Koa from 'koa';
+import client from 'prom-client';
+
+/** Prometheus registry of one service, with Node's default process metrics and an HTTP histogram. */
+export interface HttpMetrics {
+  registry: client.Registry;
+  middleware: Koa.Middleware;
+}
+
+/** Creates the registry and the middleware that times every request by method, route and status. */
+export function createHttpMetrics(service: string): HttpMetrics {
+  const registry = new client.Registry();
+  registry.setDefaultLabels({ service });
+  client.collectDefaultMetrics({ register: registry });
+  const duration = new client.Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by method, route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const middleware: Koa.Middleware = async (ctx, next) => {
+    const end = duration.startTimer();
+    try {
+      await next();
+    } finally {
+      end({ method: ctx.method, route: (ctx as any)._matchedRoute ?? 'unmatched', status: String(ctx.status) });
+    }
+  };
+  return { registry, middleware };
+}

@@ -1,0 +1,2 @@
+export { createLogger } from './logger.js';
+export type { Logger, LoggerOptions } from './logger.js';
