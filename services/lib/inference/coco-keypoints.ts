@@ -1,0 +1,20 @@
+/** The 17 COCO keypoints in the order MoveNet (and most COCO pose models) output them. */
+export const COCO_KEYPOINT_NAMES = [
+  'nose',
+  'left_eye',
+  'right_eye',
+  'left_ear',
+  'right_ear',
+  'left_shoulder',
+  'right_shoulder',
+  'left_elbow',
+  'right_elbow',
+  'left_wrist',
+  'right_wrist',
+  'left_hip',
+  'right_hip',
+  'left_knee',
+  'right_knee',
+  'left_ankle',
+  'right_ankle',
+] as const;

@@ -1,0 +1,50 @@
+import * as ort from 'onnxruntime-node';
+import type { ImageInputSpec } from './manifest.js';
+import type { ImageEmbedder, ModelInfo, RgbImage } from './roles.js';
+import { allocateInput, pixelLookup, prepareImage } from './image-tensor.js';
+import { l2Normalize } from './l2-normalize.js';
+import { outputName, requireImageSpec, type LoadedModel } from './loaded-model.js';
+
+/** Image embedder over any ONNX model whose manifest has role `image-embedder` and format `embedding`. */
+export class OnnxImageEmbedder implements ImageEmbedder {
+  readonly info: ModelInfo;
+  readonly dimension: number;
+  private readonly spec: ImageInputSpec;
+  private readonly lookup: Float32Array;
+  private readonly output: string;
+
+  constructor(private readonly model: LoadedModel) {
+    const { manifest } = model;
+    if (manifest.format !== 'embedding') throw new Error(`model ${manifest.name}: format ${manifest.format} is not an embedding`);
+    if (!manifest.dimension) throw new Error(`model ${manifest.name}: embedding manifest needs "dimension"`);
+    this.info = model.info;
+    this.dimension = manifest.dimension;
+    this.spec = requireImageSpec(manifest);
+    this.lookup = pixelLookup(this.spec);
+    this.output = outputName(model, 'embedding');
+  }
+
+  /** Embeds images in batches of the manifest's `maxBatch`; vectors are L2-normalised, in input order. */
+  async embed(images: RgbImage[]): Promise<Float32Array[]> {
+    const vectors: Float32Array[] = [];
+    for (let start = 0; start < images.length; start += this.spec.maxBatch) {
+      vectors.push(...(await this.embedBatch(images.slice(start, start + this.spec.maxBatch))));
+    }
+    return vectors;
+  }
+
+  private async embedBatch(images: RgbImage[]): Promise<Float32Array[]> {
+    const { spec } = this;
+    const input = allocateInput(spec, images.length);
+    await Promise.all(images.map((image, i) => prepareImage(image, spec, this.lookup, input, i)));
+    const dims = spec.layout === 'NHWC' ? [images.length, spec.height, spec.width, 3] : [images.length, 3, spec.height, spec.width];
+    const feeds = { [spec.name]: new ort.Tensor(spec.dtype, input, dims) };
+    const result = (await this.model.session.run(feeds, [this.output]))[this.output];
+    const data = result.data as Float32Array;
+    const perImage = data.length / images.length;
+    if (perImage !== this.dimension) {
+      throw new Error(`model ${this.info.name}: output has ${perImage} values per image, manifest says ${this.dimension}`);
+    }
+    return images.map((_, i) => l2Normalize(data, i * perImage, perImage));
+  }
+}

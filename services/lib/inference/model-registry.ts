@@ -1,0 +1,222 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { readManifest, type ModelManifest, type ModelRole } from './manifest.js';
+import type {
+  Detection,
+  Detector,
+  ExecutionProvider,
+  ImageEmbedder,
+  Keypoint,
+  ModelInfo,
+  PoseEstimator,
+  RgbImage,
+  TextEmbedder,
+} from './roles.js';
+import { OnnxDetector } from './detector.js';
+import { OnnxImageEmbedder } from './image-embedder.js';
+import type { LoadedModel } from './loaded-model.js';
+import { OnnxPoseEstimator } from './pose-estimator.js';
+import { createSession } from './session.js';
+import { OnnxTextEmbedder, UnsupportedTokenizerError } from './text-embedder.js';
+
+/** Default model directory names under `modelsDir`, as written by the importer. */
+export const DEFAULT_MODEL_NAMES = {
+  imageEmbedder: 'mobilenet-v2-1.4-feature-vector',
+  textEmbedder: 'universal-sentence-encoder-lite',
+  detector: 'centernet-mobilenetv3-coco',
+  poseEstimator: 'movenet-lightning',
+} as const;
+
+/** Which model fills each role: a directory name under `modelsDir` or an absolute directory with a manifest. */
+export interface ModelsConfig {
+  modelsDir: string;
+  provider: ExecutionProvider;
+  /** Intra-op threads per session (0: one per core). */
+  threads: number;
+  /** With `cuda`: run on CPU instead of failing when CUDA cannot load (health then reports `cpu`). */
+  fallbackToCpu?: boolean;
+  imageEmbedder?: string;
+  textEmbedder?: string;
+  detector?: string;
+  poseEstimator?: string;
+}
+
+type Slot = keyof typeof DEFAULT_MODEL_NAMES;
+
+const SLOT_ROLES: Record<Slot, ModelRole> = {
+  imageEmbedder: 'image-embedder',
+  textEmbedder: 'text-embedder',
+  detector: 'detector',
+  poseEstimator: 'pose-estimator',
+};
+
+/** Thrown when a configured model's manifest declares a different role than the slot it was configured for. */
+export class ModelRoleMismatchError extends Error {
+  constructor(slot: Slot, manifest: ModelManifest, dir: string) {
+    super(`model "${manifest.name}" in ${dir} has role ${manifest.role} but is configured as ${SLOT_ROLES[slot]}`);
+    this.name = 'ModelRoleMismatchError';
+  }
+}
+
+/** What health reports per role: model name, device, and whether its session exists yet. */
+export interface ModelStatus extends ModelInfo {
+  role: ModelRole;
+  loaded: boolean;
+  dir: string;
+  source?: string;
+  license?: string;
+}
+
+/** The four role implementations; sessions are created on first use (or by `warmUp`). */
+export interface LoadedModels {
+  imageEmbedder: ImageEmbedder;
+  textEmbedder: TextEmbedder;
+  detector: Detector;
+  poseEstimator: PoseEstimator;
+  /** Per-role status for health. */
+  status(): ModelStatus[];
+  /** Creates the sessions of the given roles (all by default) now, so the first request is not slow. */
+  warmUp(slots?: Slot[]): Promise<void>;
+  /** Releases every created session. */
+  release(): Promise<void>;
+}
+
+/** Resolves a configured model reference to its directory; plain names only, so config cannot walk out of modelsDir. */
+export function resolveModelDir(modelsDir: string, reference: string): string {
+  if (path.isAbsolute(reference)) return reference;
+  if (!/^[\w.-]+$/.test(reference) || reference === '.' || reference === '..') {
+    throw new Error(`model "${reference}" must be a directory name under the models dir or an absolute path`);
+  }
+  return path.join(modelsDir, reference);
+}
+
+async function readJsonInside(dir: string, file: string): Promise<unknown> {
+  const full = path.resolve(dir, file);
+  if (!full.startsWith(path.resolve(dir) + path.sep)) throw new Error(`${file} escapes ${dir}`);
+  return JSON.parse(await readFile(full, 'utf8'));
+}
+
+/** One role slot: the validated manifest now, the session and role object on first use. */
+class RoleSlot<T> {
+  private pending?: Promise<T>;
+  private model?: LoadedModel;
+
+  constructor(
+    readonly slot: Slot,
+    readonly dir: string,
+    readonly manifest: ModelManifest,
+    readonly modelPath: string,
+    private readonly config: ModelsConfig,
+    private readonly build: (model: LoadedModel, dir: string) => Promise<T> | T,
+  ) {}
+
+  get info(): ModelInfo {
+    return this.model?.info ?? { name: this.manifest.name, device: this.config.provider };
+  }
+
+  get loaded(): boolean {
+    return this.model !== undefined;
+  }
+
+  get(): Promise<T> {
+    // A failed load is forgotten so a later call retries instead of failing forever.
+    this.pending ??= this.load().catch((error) => {
+      this.pending = undefined;
+      throw error;
+    });
+    return this.pending;
+  }
+
+  async release(): Promise<void> {
+    const model = this.model;
+    this.model = undefined;
+    this.pending = undefined;
+    await model?.session.release();
+  }
+
+  private async load(): Promise<T> {
+    const { session, provider } = await createSession(this.modelPath, this.config);
+    const model: LoadedModel = { manifest: this.manifest, session, info: { name: this.manifest.name, device: provider } };
+    try {
+      const instance = await this.build(model, this.dir);
+      this.model = model;
+      return instance;
+    } catch (error) {
+      await session.release();
+      throw error;
+    }
+  }
+}
+
+/**
+ * Reads and validates the manifests of the configured models (role must match the slot) and returns the role
+ * implementations. Sessions are created lazily on first use; call `warmUp()` to create them at startup.
+ */
+export async function loadModels(config: ModelsConfig): Promise<LoadedModels> {
+  const open = async <T>(slot: Slot, build: (model: LoadedModel, dir: string) => Promise<T> | T) => {
+    const dir = resolveModelDir(config.modelsDir, config[slot] ?? DEFAULT_MODEL_NAMES[slot]);
+    const { manifest, modelPath } = await readManifest(dir).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') throw new Error(`no model manifest at ${path.join(dir, 'manifest.json')}`);
+      throw error;
+    });
+    if (manifest.role !== SLOT_ROLES[slot]) throw new ModelRoleMismatchError(slot, manifest, dir);
+    if (manifest.tokenizer && manifest.tokenizer.kind !== 'use-sentencepiece') {
+      throw new UnsupportedTokenizerError(manifest.tokenizer.kind, manifest.name);
+    }
+    return new RoleSlot<T>(slot, dir, manifest, modelPath, config, build);
+  };
+
+  const [image, text, detect, pose] = await Promise.all([
+    open('imageEmbedder', (model) => new OnnxImageEmbedder(model)),
+    open('textEmbedder', async (model, dir) =>
+      OnnxTextEmbedder.create(model, await readJsonInside(dir, model.manifest.tokenizer!.vocab)),
+    ),
+    open('detector', (model) => new OnnxDetector(model)),
+    open('poseEstimator', (model) => new OnnxPoseEstimator(model)),
+  ]);
+  const slots = { imageEmbedder: image, textEmbedder: text, detector: detect, poseEstimator: pose };
+
+  return {
+    imageEmbedder: {
+      get info() {
+        return image.info;
+      },
+      dimension: image.manifest.dimension ?? 0,
+      embed: async (images: RgbImage[]) => (await image.get()).embed(images),
+    },
+    textEmbedder: {
+      get info() {
+        return text.info;
+      },
+      dimension: text.manifest.dimension ?? 0,
+      embed: async (texts: string[]) => (await text.get()).embed(texts),
+    },
+    detector: {
+      get info() {
+        return detect.info;
+      },
+      detect: async (img: RgbImage, minScore: number): Promise<Detection[]> => (await detect.get()).detect(img, minScore),
+    },
+    poseEstimator: {
+      get info() {
+        return pose.info;
+      },
+      estimate: async (img: RgbImage): Promise<Keypoint[]> => (await pose.get()).estimate(img),
+    },
+    status: () =>
+      Object.values(slots).map((s) => ({
+        role: s.manifest.role,
+        ...s.info,
+        loaded: s.loaded,
+        dir: s.dir,
+        source: s.manifest.source,
+        license: s.manifest.license,
+      })),
+    warmUp: async (which = Object.keys(slots) as Slot[]) => {
+      await Promise.all(which.map((slot) => slots[slot].get()));
+    },
+    release: async () => {
+      await Promise.all(Object.values(slots).map((s) => s.release()));
+    },
+  };
+}

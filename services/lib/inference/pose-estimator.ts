@@ -1,0 +1,59 @@
+import * as ort from 'onnxruntime-node';
+import type { ImageInputSpec } from './manifest.js';
+import type { Keypoint, ModelInfo, PoseEstimator, RgbImage } from './roles.js';
+import { COCO_KEYPOINT_NAMES } from './coco-keypoints.js';
+import { allocateInput, pixelLookup, prepareImage, type InputPlacement } from './image-tensor.js';
+import { outputName, requireImageSpec, type LoadedModel } from './loaded-model.js';
+
+/**
+ * Decodes MoveNet output `[1,1,17,3]` (y, x, score normalised to the model input square, padding included) into
+ * keypoints in source pixels, clamped to the image.
+ */
+export function decodeMovenet(
+  data: ArrayLike<number>,
+  spec: Pick<ImageInputSpec, 'width' | 'height'>,
+  placement: InputPlacement,
+  sourceWidth: number,
+  sourceHeight: number,
+): Keypoint[] {
+  if (data.length < COCO_KEYPOINT_NAMES.length * 3) throw new Error(`movenet output has ${data.length} values, need 51`);
+  return COCO_KEYPOINT_NAMES.map((name, i) => {
+    const x = (data[i * 3 + 1] * spec.width) / placement.scaleX;
+    const y = (data[i * 3] * spec.height) / placement.scaleY;
+    return {
+      name,
+      x: Math.min(sourceWidth, Math.max(0, x)),
+      y: Math.min(sourceHeight, Math.max(0, y)),
+      score: data[i * 3 + 2],
+    };
+  });
+}
+
+/** Single-person pose estimator for MoveNet-format models. */
+export class OnnxPoseEstimator implements PoseEstimator {
+  readonly info: ModelInfo;
+  private readonly spec: ImageInputSpec;
+  private readonly lookup: Float32Array;
+  private readonly output: string;
+
+  constructor(private readonly model: LoadedModel) {
+    const { manifest } = model;
+    if (manifest.format !== 'movenet') throw new Error(`model ${manifest.name}: format ${manifest.format} is not a pose output`);
+    this.info = model.info;
+    this.spec = requireImageSpec(manifest);
+    this.lookup = pixelLookup(this.spec);
+    this.output = outputName(model, 'keypoints');
+  }
+
+  /** Estimates the 17 COCO keypoints of the main person, in source pixels, with their scores. */
+  async estimate(image: RgbImage): Promise<Keypoint[]> {
+    const { spec } = this;
+    const input = allocateInput(spec, 1);
+    const placement = await prepareImage(image, spec, this.lookup, input, 0);
+    const dims = spec.layout === 'NHWC' ? [1, spec.height, spec.width, 3] : [1, 3, spec.height, spec.width];
+    const result = (await this.model.session.run({ [spec.name]: new ort.Tensor(spec.dtype, input, dims) }, [this.output]))[
+      this.output
+    ];
+    return decodeMovenet(result.data as Float32Array, spec, placement, image.width, image.height);
+  }
+}

@@ -1,0 +1,53 @@
+import * as ort from 'onnxruntime-node';
+import type { ExecutionProvider } from './roles.js';
+
+/** How onnxruntime sessions are created: execution provider and intra-op thread count. */
+export interface SessionOptions {
+  provider: ExecutionProvider;
+  /** Intra-op threads per session; 0 lets onnxruntime choose (one per core). */
+  threads: number;
+  /** With `cuda`: fall back to a CPU session when the CUDA provider cannot load, instead of failing. */
+  fallbackToCpu?: boolean;
+}
+
+/** A created session and the provider it was created for (what health reports as the model's device). */
+export interface CreatedSession {
+  session: ort.InferenceSession;
+  provider: ExecutionProvider;
+}
+
+/** Thrown when the CUDA execution provider was asked for but cannot be loaded on this machine. */
+export class ExecutionProviderUnavailableError extends Error {
+  constructor(provider: ExecutionProvider, reason: string) {
+    super(`execution provider ${provider} is unavailable: ${reason}`);
+    this.name = 'ExecutionProviderUnavailableError';
+  }
+}
+
+function ortOptions(provider: ExecutionProvider, threads: number): ort.InferenceSession.SessionOptions {
+  return {
+    // CPU stays listed after CUDA so nodes CUDA lacks kernels for still run.
+    executionProviders: provider === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+  };
+}
+
+/** Creates an onnxruntime session for an ONNX file (path or bytes) with the configured provider and threads. */
+export async function createSession(model: string | Uint8Array, options: SessionOptions): Promise<CreatedSession> {
+  const threads = Math.max(0, Math.floor(options.threads));
+  try {
+    const session =
+      typeof model === 'string'
+        ? await ort.InferenceSession.create(model, ortOptions(options.provider, threads))
+        : await ort.InferenceSession.create(model, ortOptions(options.provider, threads));
+    return { session, provider: options.provider };
+  } catch (error) {
+    const message = (error as Error).message;
+    if (options.provider !== 'cuda' || !/cuda|shared library|providers/i.test(message)) throw error;
+    if (!options.fallbackToCpu) throw new ExecutionProviderUnavailableError('cuda', message);
+    return createSession(model, { ...options, provider: 'cpu' });
+  }
+}
