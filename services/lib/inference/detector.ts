@@ -35,9 +35,9 @@ export class OnnxDetector implements Detector {
     const input = allocateInput(spec, 1);
     const placement = await prepareImage(image, spec, this.lookup, input, 0);
     const dims = spec.layout === 'NHWC' ? [1, spec.height, spec.width, 3] : [1, 3, spec.height, spec.width];
-    const result = (await this.model.session.run({ [spec.name]: new ort.Tensor(spec.dtype, input, dims) }, [this.output]))[
-      this.output
-    ];
+    const result = (
+      await this.model.session.run({ [spec.name]: new ort.Tensor(spec.dtype, input, dims) }, [this.output])
+    )[this.output];
     const ctx = { placement, sourceWidth: image.width, sourceHeight: image.height, labels: this.labels, minScore };
     const data = result.data as Float32Array;
     const raw =

@@ -15,7 +15,8 @@ export class OnnxImageEmbedder implements ImageEmbedder {
 
   constructor(private readonly model: LoadedModel) {
     const { manifest } = model;
-    if (manifest.format !== 'embedding') throw new Error(`model ${manifest.name}: format ${manifest.format} is not an embedding`);
+    if (manifest.format !== 'embedding')
+      throw new Error(`model ${manifest.name}: format ${manifest.format} is not an embedding`);
     if (!manifest.dimension) throw new Error(`model ${manifest.name}: embedding manifest needs "dimension"`);
     this.info = model.info;
     this.dimension = manifest.dimension;
@@ -37,13 +38,18 @@ export class OnnxImageEmbedder implements ImageEmbedder {
     const { spec } = this;
     const input = allocateInput(spec, images.length);
     await Promise.all(images.map((image, i) => prepareImage(image, spec, this.lookup, input, i)));
-    const dims = spec.layout === 'NHWC' ? [images.length, spec.height, spec.width, 3] : [images.length, 3, spec.height, spec.width];
+    const dims =
+      spec.layout === 'NHWC'
+        ? [images.length, spec.height, spec.width, 3]
+        : [images.length, 3, spec.height, spec.width];
     const feeds = { [spec.name]: new ort.Tensor(spec.dtype, input, dims) };
     const result = (await this.model.session.run(feeds, [this.output]))[this.output];
     const data = result.data as Float32Array;
     const perImage = data.length / images.length;
     if (perImage !== this.dimension) {
-      throw new Error(`model ${this.info.name}: output has ${perImage} values per image, manifest says ${this.dimension}`);
+      throw new Error(
+        `model ${this.info.name}: output has ${perImage} values per image, manifest says ${this.dimension}`,
+      );
     }
     return images.map((_, i) => l2Normalize(data, i * perImage, perImage));
   }

@@ -19,7 +19,12 @@ export type InputBuffer = Float32Array | Int32Array | Uint8Array;
 /** Computes the resize for a source image per the spec's `stretch` or `letterbox` (top-left aligned) mode. */
 export function placeImage(sourceWidth: number, sourceHeight: number, spec: ImageInputSpec): InputPlacement {
   if (spec.resize === 'stretch') {
-    return { width: spec.width, height: spec.height, scaleX: spec.width / sourceWidth, scaleY: spec.height / sourceHeight };
+    return {
+      width: spec.width,
+      height: spec.height,
+      scaleX: spec.width / sourceWidth,
+      scaleY: spec.height / sourceHeight,
+    };
   }
   const scale = Math.min(spec.width / sourceWidth, spec.height / sourceHeight);
   const width = Math.min(spec.width, Math.max(1, Math.round(sourceWidth * scale)));

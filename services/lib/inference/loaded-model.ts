@@ -20,7 +20,9 @@ export function outputName(model: LoadedModel, meaning: string): string {
   const named = model.manifest.outputs[meaning];
   if (named) {
     if (!model.session.outputNames.includes(named)) {
-      throw new Error(`model ${model.manifest.name}: output "${named}" not in graph (${model.session.outputNames.join(', ')})`);
+      throw new Error(
+        `model ${model.manifest.name}: output "${named}" not in graph (${model.session.outputNames.join(', ')})`,
+      );
     }
     return named;
   }

@@ -136,7 +136,11 @@ class RoleSlot<T> {
 
   private async load(): Promise<T> {
     const { session, provider } = await createSession(this.modelPath, this.config);
-    const model: LoadedModel = { manifest: this.manifest, session, info: { name: this.manifest.name, device: provider } };
+    const model: LoadedModel = {
+      manifest: this.manifest,
+      session,
+      info: { name: this.manifest.name, device: provider },
+    };
     try {
       const instance = await this.build(model, this.dir);
       this.model = model;
@@ -195,7 +199,8 @@ export async function loadModels(config: ModelsConfig): Promise<LoadedModels> {
       get info() {
         return detect.info;
       },
-      detect: async (img: RgbImage, minScore: number): Promise<Detection[]> => (await detect.get()).detect(img, minScore),
+      detect: async (img: RgbImage, minScore: number): Promise<Detection[]> =>
+        (await detect.get()).detect(img, minScore),
     },
     poseEstimator: {
       get info() {

@@ -16,7 +16,8 @@ export function decodeMovenet(
   sourceWidth: number,
   sourceHeight: number,
 ): Keypoint[] {
-  if (data.length < COCO_KEYPOINT_NAMES.length * 3) throw new Error(`movenet output has ${data.length} values, need 51`);
+  if (data.length < COCO_KEYPOINT_NAMES.length * 3)
+    throw new Error(`movenet output has ${data.length} values, need 51`);
   return COCO_KEYPOINT_NAMES.map((name, i) => {
     const x = (data[i * 3 + 1] * spec.width) / placement.scaleX;
     const y = (data[i * 3] * spec.height) / placement.scaleY;
@@ -38,7 +39,8 @@ export class OnnxPoseEstimator implements PoseEstimator {
 
   constructor(private readonly model: LoadedModel) {
     const { manifest } = model;
-    if (manifest.format !== 'movenet') throw new Error(`model ${manifest.name}: format ${manifest.format} is not a pose output`);
+    if (manifest.format !== 'movenet')
+      throw new Error(`model ${manifest.name}: format ${manifest.format} is not a pose output`);
     this.info = model.info;
     this.spec = requireImageSpec(manifest);
     this.lookup = pixelLookup(this.spec);
@@ -51,9 +53,9 @@ export class OnnxPoseEstimator implements PoseEstimator {
     const input = allocateInput(spec, 1);
     const placement = await prepareImage(image, spec, this.lookup, input, 0);
     const dims = spec.layout === 'NHWC' ? [1, spec.height, spec.width, 3] : [1, 3, spec.height, spec.width];
-    const result = (await this.model.session.run({ [spec.name]: new ort.Tensor(spec.dtype, input, dims) }, [this.output]))[
-      this.output
-    ];
+    const result = (
+      await this.model.session.run({ [spec.name]: new ort.Tensor(spec.dtype, input, dims) }, [this.output])
+    )[this.output];
     return decodeMovenet(result.data as Float32Array, spec, placement, image.width, image.height);
   }
 }

@@ -86,7 +86,9 @@ export class OnnxTextEmbedder implements TextEmbedder {
     const data = result.data as Float32Array;
     const perText = data.length / texts.length;
     if (perText !== this.dimension) {
-      throw new Error(`model ${this.info.name}: output has ${perText} values per text, manifest says ${this.dimension}`);
+      throw new Error(
+        `model ${this.info.name}: output has ${perText} values per text, manifest says ${this.dimension}`,
+      );
     }
     return texts.map((_, i) => l2Normalize(data, i * perText, perText));
   }
