@@ -1,0 +1,37 @@
+import path from 'node:path';
+import Joi from 'joi';
+
+/**
+ * Settings every Argus process shares (data and model directories, inference runtime, logging). Service config
+ * schemas spread `platformEnvSchema` into their own so that each service still reads the environment in one place.
+ */
+export const platformEnvSchema = {
+  ARGUS_DATA_DIR: Joi.string().default('.data').description('Root of embedded state: media, vectors, snapshots'),
+  ARGUS_MODELS_DIR: Joi.string().default('.models').description('Directory of model folders (manifest.json + ONNX)'),
+  ARGUS_ORT_PROVIDER: Joi.string().valid('cpu', 'cuda').default('cpu').description('onnxruntime execution provider'),
+  ARGUS_ORT_THREADS: Joi.number().integer().min(1).max(256).default(2).description('onnxruntime intra-op threads'),
+  ARGUS_LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'http', 'debug').default('info'),
+  ARGUS_LOG_FORMAT: Joi.string().valid('auto', 'json', 'text').default('auto'),
+};
+
+/** The shared settings after validation, paths made absolute. */
+export interface PlatformConfig {
+  dataDir: string;
+  modelsDir: string;
+  provider: 'cpu' | 'cuda';
+  threads: number;
+  logLevel: string;
+  logJson?: boolean;
+}
+
+/** Maps validated ARGUS_* values onto PlatformConfig. */
+export function toPlatformConfig(env: Record<string, any>): PlatformConfig {
+  return {
+    dataDir: path.resolve(env.ARGUS_DATA_DIR),
+    modelsDir: path.resolve(env.ARGUS_MODELS_DIR),
+    provider: env.ARGUS_ORT_PROVIDER,
+    threads: env.ARGUS_ORT_THREADS,
+    logLevel: env.ARGUS_LOG_LEVEL,
+    logJson: env.ARGUS_LOG_FORMAT === 'auto' ? undefined : env.ARGUS_LOG_FORMAT === 'json',
+  };
+}
