@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+/**
+ * The `argus` command line: `up` (every service embedded in one process), `serve <service>`, `models import`.
+ */
+import { ConfigError, loadConfig, platformEnvSchema, toPlatformConfig } from '../services/lib/config/index.js';
+import type { PlatformConfig } from '../services/lib/config/index.js';
+import Joi from 'joi';
+import { onShutdownSignal } from '../services/lib/http/index.js';
+import { importDefaultModels } from '../services/lib/inference/import/index.js';
+import { createLogger } from '../services/lib/log/index.js';
+import { SERVICES, type StartedService } from './services.js';
+
+const USAGE = `usage: argus <command>
+
+  up                    start every service embedded in this process
+  serve <service>       start one service (${Object.keys(SERVICES).join(', ')})
+  models import [--force]
+                        import the default offline models into ARGUS_MODELS_DIR
+`;
+
+function platform(): PlatformConfig {
+  return toPlatformConfig(loadConfig('argus', Joi.object(platformEnvSchema), process.env));
+}
+
+async function serve(names: string[]): Promise<void> {
+  const cfg = platform();
+  const logger = createLogger({ service: 'argus', level: cfg.logLevel, json: cfg.logJson });
+  const started: StartedService[] = [];
+  onShutdownSignal(logger, async () => {
+    for (const service of started.reverse()) await service.close();
+  });
+  for (const name of names) {
+    const start = await SERVICES[name]();
+    started.push(await start(process.env, logger.child({ service: name })));
+  }
+  logger.info('argus is up', { services: names });
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === 'up') return serve(Object.keys(SERVICES));
+  if (command === 'serve' && rest.length === 1 && rest[0] in SERVICES) return serve(rest);
+  if (command === 'models' && rest[0] === 'import') {
+    const cfg = platform();
+    const logger = createLogger({ service: 'argus', level: cfg.logLevel, json: cfg.logJson });
+    const names = await importDefaultModels(cfg.modelsDir, { force: rest.includes('--force'), log: (m) => logger.info(m) });
+    logger.info('models ready', { dir: cfg.modelsDir, models: names });
+    return;
+  }
+  process.stderr.write(USAGE);
+  process.exitCode = 2;
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+  else process.stderr.write(`argus: ${err?.message ?? err}\n`);
+  process.exit(1);
+});
