@@ -43,6 +43,17 @@ export class InvalidKeyError extends Error {
   }
 }
 
+/** Raised by `get` when the object (or its bucket) does not exist. */
+export class ObjectNotFoundError extends Error {
+  constructor(
+    readonly bucket: string,
+    readonly key: string,
+  ) {
+    super(`object not found: ${bucket}/${key}`);
+    this.name = 'ObjectNotFoundError';
+  }
+}
+
 /** Raised when the storage backend itself fails (network, permissions, server errors). */
 export class StorageUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -57,7 +68,10 @@ export interface ObjectStore {
   readonly backend: string;
   /** Streams `body` into `bucket/key`, hashing on the way. Creates the bucket when needed. */
   put(bucket: string, key: string, body: Readable | Buffer, options?: PutOptions): Promise<PutResult>;
-  /** Streams the object, or the inclusive `range` of it, without buffering it whole. */
+  /**
+   * Streams the object, or the inclusive `range` of it, without buffering it whole. An `end` past the object's last
+   * byte is clamped; throws ObjectNotFoundError when missing and RangeError when `start` is not inside the object.
+   */
   get(bucket: string, key: string, range?: ByteRange): Promise<Readable>;
   /** Metadata, or undefined when the object does not exist. */
   stat(bucket: string, key: string): Promise<ObjectInfo | undefined>;

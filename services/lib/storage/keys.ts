@@ -1,0 +1,59 @@
+import { InvalidKeyError } from './object-store.js';
+
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const IPV4_LIKE = /^\d+\.\d+\.\d+\.\d+$/;
+const MAX_KEY_BYTES = 1024;
+
+// C0 controls, DEL and C1 controls: never meaningful in a media key, and dangerous in logs and paths.
+function hasControlChars(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
+  }
+  return false;
+}
+
+/** True when `name` follows the S3 bucket naming rules (3–63 chars, lowercase alnum, dots, hyphens). */
+export function isValidBucketName(name: string): boolean {
+  return (
+    typeof name === 'string' &&
+    BUCKET_NAME.test(name) &&
+    !name.includes('..') &&
+    !name.includes('.-') &&
+    !name.includes('-.') &&
+    !IPV4_LIKE.test(name)
+  );
+}
+
+/** Throws InvalidKeyError unless `name` is a valid bucket name. */
+export function assertValidBucketName(name: string): void {
+  if (!isValidBucketName(name)) throw new InvalidKeyError(`invalid bucket name: ${JSON.stringify(String(name))}`);
+}
+
+/**
+ * Throws InvalidKeyError unless `key` is a relative object key: no leading `/`, no backslash, no control characters,
+ * no empty, `.` or `..` segments, at most 1024 UTF-8 bytes. The same rules hold on every backend so that a key that
+ * works on S3 also works on the filesystem.
+ */
+export function assertValidKey(key: string): void {
+  if (typeof key !== 'string' || key.length === 0) throw new InvalidKeyError('object key must be a non-empty string');
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw new InvalidKeyError('object key exceeds 1024 bytes');
+  if (hasControlChars(key)) throw new InvalidKeyError('object key contains control characters');
+  if (key.includes('\\')) throw new InvalidKeyError('object key contains a backslash');
+  if (key.startsWith('/')) throw new InvalidKeyError('object key must be relative');
+  for (const segment of key.split('/')) {
+    if (segment === '' || segment === '.' || segment === '..') {
+      throw new InvalidKeyError(`object key has an empty, "." or ".." segment: ${JSON.stringify(key)}`);
+    }
+  }
+}
+
+/**
+ * Throws InvalidKeyError unless `prefix` is usable as a listing prefix: '' or a key-shaped string that may end with
+ * `/` (a "directory" prefix).
+ */
+export function assertValidPrefix(prefix: string): void {
+  if (typeof prefix !== 'string') throw new InvalidKeyError('prefix must be a string');
+  if (prefix === '') return;
+  assertValidKey(prefix.endsWith('/') ? prefix.slice(0, -1) : prefix);
+}

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { S3Client } from '@aws-sdk/client-s3';
+import { createServer } from 'node:net';
+import { describeObjectStoreContract } from './object-store.contract.js';
+import { StorageUnavailableError } from './object-store.js';
+import { S3ObjectStore } from './s3-store.js';
+import { startS3rver, type S3rverHandle } from './testing/s3rver-server.js';
+
+describeObjectStoreContract('s3 (s3rver)', async () => {
+  const server = await startS3rver();
+  const store = new S3ObjectStore(server.storeConfig);
+  return {
+    store,
+    close: async () => {
+      store.close();
+      await server.stop();
+    },
+  };
+});
+
+describe('S3ObjectStore specifics', () => {
+  let server: S3rverHandle;
+  beforeAll(async () => {
+    server = await startS3rver();
+  });
+  afterAll(() => server.stop());
+
+  it('prefixes physical bucket names and keeps the content type', async () => {
+    const store = new S3ObjectStore({ ...server.storeConfig, bucketPrefix: 'tenant-a-' });
+    const plain = new S3ObjectStore(server.storeConfig);
+    await store.put('media', 'v/x.jpg', Buffer.from('jpeg'), { contentType: 'image/jpeg' });
+    expect(await plain.bucketExists('tenant-a-media')).toBe(true);
+    expect(await plain.bucketExists('media')).toBe(false);
+    expect(await store.stat('media', 'v/x.jpg')).toMatchObject({ size: 4, contentType: 'image/jpeg' });
+    store.close();
+    plain.close();
+  });
+
+  it('maps an unreachable endpoint to StorageUnavailableError', async () => {
+    const closedPort = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const config = { ...server.storeConfig, endpoint: `http://127.0.0.1:${closedPort}` };
+    const client = new S3Client({
+      region: config.region,
+      endpoint: config.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+      maxAttempts: 1,
+    });
+    const store = new S3ObjectStore(config, client);
+    await expect(store.ping()).rejects.toThrow(StorageUnavailableError);
+    await expect(store.stat('media', 'a')).rejects.toThrow(StorageUnavailableError);
+    await expect(store.put('media', 'a', Buffer.from('x'))).rejects.toThrow(StorageUnavailableError);
+    store.close();
+  });
+});

@@ -1,0 +1,13 @@
+// Runs s3rver in its own process: its ListObjectsV2 continuation tokens use DES, which Node 20's OpenSSL 3 only
+// offers with --openssl-legacy-provider, a flag that cannot be turned on inside an already running process.
+import process from 'node:process';
+import S3rver from 's3rver';
+
+const directory = process.argv[2];
+const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory });
+const { port } = await server.run();
+process.send({ port });
+process.on('message', (message) => {
+  if (message === 'stop') server.close(() => process.exit(0));
+});
+process.on('disconnect', () => process.exit(0));
