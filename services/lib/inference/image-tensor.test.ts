@@ -1,0 +1,112 @@
+import { describe, expect, it } from '@jest/globals';
+import type { ImageInputSpec } from './manifest.js';
+import { allocateInput, pixelLookup, placeImage, prepareImage, toSourcePoint, writeInput } from './image-tensor.js';
+import { decodeMovenet } from './pose-estimator.js';
+import { decodeXyxyScoreClass } from './detection-decode.js';
+
+function spec(overrides: Partial<ImageInputSpec>): ImageInputSpec {
+  return {
+    name: 'input',
+    width: 4,
+    height: 4,
+    resize: 'stretch',
+    layout: 'NHWC',
+    dtype: 'float32',
+    scale: 1,
+    mean: [0, 0, 0],
+    std: [1, 1, 1],
+    maxBatch: 1,
+    ...overrides,
+  };
+}
+
+describe('placeImage and coordinate mapping', () => {
+  it('letterboxes a landscape image into the top-left of the square and maps points back', () => {
+    const placement = placeImage(400, 200, spec({ width: 192, height: 192, resize: 'letterbox' }));
+    expect(placement).toEqual({ width: 192, height: 96, scaleX: 0.48, scaleY: 0.48 });
+    expect(toSourcePoint(96, 48, placement)).toEqual([200, 100]);
+  });
+
+  it('stretches with independent x and y scales', () => {
+    const placement = placeImage(1024, 256, spec({ width: 512, height: 512 }));
+    expect(placement.scaleX).toBe(0.5);
+    expect(placement.scaleY).toBe(2);
+    expect(toSourcePoint(256, 256, placement)).toEqual([512, 128]);
+  });
+
+  it('maps MoveNet keypoints from the padded square to source pixels', () => {
+    const input = spec({ width: 192, height: 192, resize: 'letterbox' });
+    const placement = placeImage(300, 600, input); // portrait: 96×192 at the left, padding on the right
+    const out = new Float32Array(51);
+    out.set([0.5, 0.25, 0.9], 0); // nose at centre of the image height, middle of the image width
+    out.set([1.0, 0.9, 0.1], 3); // left eye inside the right padding: clamped to the image edge
+    const [nose, eye] = decodeMovenet(out, input, placement, 300, 600);
+    expect(nose).toMatchObject({ name: 'nose', score: expect.closeTo(0.9, 5) });
+    expect(nose.x).toBeCloseTo(150, 6);
+    expect(nose.y).toBeCloseTo(300, 6);
+    expect(eye).toMatchObject({ name: 'left_eye', x: 300, y: 600 });
+  });
+
+  it('maps detector boxes to source pixels, clamps them and drops those wholly in the padding', () => {
+    const placement = placeImage(1000, 500, spec({ width: 512, height: 512, resize: 'letterbox' }));
+    const rows = [
+      [51.2, 25.6, 102.4, 51.2, 0.9, 5],
+      [-10, -10, 600, 300, 0.8, 0],
+      [0, 300, 100, 400, 0.95, 2], // below the image (letterbox padding)
+      [0, 0, 10, 10, 0.1, 1], // under minScore
+    ].flat();
+    const detections = decodeXyxyScoreClass(rows, {
+      placement,
+      sourceWidth: 1000,
+      sourceHeight: 500,
+      labels: ['person', 'bicycle', 'car', 'motorcycle', 'airplane', 'bus'],
+      minScore: 0.3,
+    });
+    expect(detections).toHaveLength(2);
+    expect(detections[0].label).toBe('bus');
+    detections[0].box.forEach((v, i) => expect(v).toBeCloseTo([100, 50, 200, 100][i], 6));
+    expect(detections[1]).toMatchObject({ label: 'person', box: [0, 0, 1000, 500] });
+  });
+});
+
+describe('writeInput', () => {
+  const pixels = Uint8Array.from([10, 20, 30, 40, 50, 60]); // 2×1 image
+
+  it('normalises NHWC pixels per channel and pads with black', () => {
+    const s = spec({ width: 2, height: 2, scale: 1 / 255, mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] });
+    const out = allocateInput(s, 2);
+    writeInput(pixels, { width: 2, height: 1, scaleX: 1, scaleY: 1 }, s, pixelLookup(s), out, 1);
+    const second = Array.from(out.subarray(12));
+    expect(second[0]).toBeCloseTo((10 / 255 - 0.5) / 0.5, 6);
+    expect(second[5]).toBeCloseTo((60 / 255 - 0.5) / 0.5, 6);
+    expect(second.slice(6)).toEqual([-1, -1, -1, -1, -1, -1]);
+    expect(Array.from(out.subarray(0, 12)).every((v) => v === 0)).toBe(true);
+  });
+
+  it('writes NCHW planes and casts to int32', () => {
+    const s = spec({
+      width: 2,
+      height: 1,
+      layout: 'NCHW',
+      dtype: 'int32',
+      scale: 0.5,
+      mean: [0, 0, 0],
+      std: [1, 1, 1],
+    });
+    const out = allocateInput(s, 1);
+    writeInput(pixels, { width: 2, height: 1, scaleX: 1, scaleY: 1 }, s, pixelLookup(s), out, 0);
+    expect(out).toBeInstanceOf(Int32Array);
+    expect(Array.from(out)).toEqual([5, 20, 10, 25, 15, 30]);
+  });
+
+  it('resizes and letterboxes a real image through prepareImage', async () => {
+    const s = spec({ width: 8, height: 8, resize: 'letterbox', dtype: 'uint8' });
+    const image = { data: new Uint8Array(16 * 8 * 3).fill(200), width: 16, height: 8 };
+    const out = allocateInput(s, 1);
+    const placement = await prepareImage(image, s, pixelLookup(s), out, 0);
+    expect(placement).toEqual({ width: 8, height: 4, scaleX: 0.5, scaleY: 0.5 });
+    expect(out[0]).toBe(200);
+    expect(out[(3 * 8 + 7) * 3]).toBe(200); // last row of the image
+    expect(out[4 * 8 * 3]).toBe(0); // first padding row
+  });
+});

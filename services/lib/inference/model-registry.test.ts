@@ -1,0 +1,199 @@
+/**
+ * @jest-environment ./services/lib/inference/onnx-test-environment.ts
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import onnxProto from 'onnx-proto';
+import { loadModels, ModelRoleMismatchError, resolveModelDir, type LoadedModels } from './model-registry.js';
+import { createSession, ExecutionProviderUnavailableError } from './session.js';
+import { UnsupportedTokenizerError } from './text-embedder.js';
+
+const { onnx } = onnxProto;
+const FLOAT = 1;
+
+/** A tiny real ONNX graph: [N,4,4,3] pixels → per-channel mean [N,3]; enough to drive the image-embedder path. */
+function meanColourModel(): Uint8Array {
+  const dims = (...d: (number | string)[]) => ({
+    dim: d.map((v) => (typeof v === 'string' ? { dimParam: v } : { dimValue: v })),
+  });
+  const model = onnx.ModelProto.create({
+    irVersion: 7,
+    opsetImport: [{ domain: '', version: 13 }],
+    graph: {
+      name: 'mean-colour',
+      node: [
+        {
+          opType: 'ReduceMean',
+          input: ['pixels'],
+          output: ['embedding'],
+          attribute: [
+            { name: 'axes', type: onnx.AttributeProto.AttributeType.INTS, ints: [1, 2] },
+            { name: 'keepdims', type: onnx.AttributeProto.AttributeType.INT, i: 0 },
+          ],
+        },
+      ],
+      input: [{ name: 'pixels', type: { tensorType: { elemType: FLOAT, shape: dims('n', 4, 4, 3) } } }],
+      output: [{ name: 'embedding', type: { tensorType: { elemType: FLOAT, shape: dims('n', 3) } } }],
+    },
+  });
+  return onnx.ModelProto.encode(model).finish();
+}
+
+const imageSpec = {
+  name: 'pixels',
+  width: 4,
+  height: 4,
+  resize: 'stretch',
+  layout: 'NHWC',
+  dtype: 'float32',
+  scale: 1,
+  mean: [0, 0, 0],
+  std: [1, 1, 1],
+  maxBatch: 2,
+};
+
+const manifests: Record<string, object> = {
+  'mean-colour': {
+    name: 'mean-colour',
+    role: 'image-embedder',
+    file: 'model.onnx',
+    image: imageSpec,
+    outputs: { embedding: 'embedding' },
+    format: 'embedding',
+    dimension: 3,
+  },
+  'text-model': {
+    name: 'text-model',
+    role: 'text-embedder',
+    file: 'model.onnx',
+    tokenizer: { kind: 'use-sentencepiece', vocab: 'vocab.json' },
+    outputs: { embedding: 'out' },
+    format: 'embedding',
+    dimension: 512,
+  },
+  'clip-text': {
+    name: 'clip-text',
+    role: 'text-embedder',
+    file: 'model.onnx',
+    tokenizer: { kind: 'clip-bpe', vocab: 'vocab.json' },
+    outputs: { embedding: 'out' },
+    format: 'embedding',
+    dimension: 512,
+  },
+  'detector-model': {
+    name: 'detector-model',
+    role: 'detector',
+    file: 'model.onnx',
+    image: { ...imageSpec, width: 512, height: 512, maxBatch: 1 },
+    outputs: { detections: 'out' },
+    format: 'xyxy-score-class',
+    labels: ['person'],
+  },
+  'pose-model': {
+    name: 'pose-model',
+    role: 'pose-estimator',
+    file: 'model.onnx',
+    image: { ...imageSpec, width: 192, height: 192, resize: 'letterbox', dtype: 'int32', maxBatch: 1 },
+    outputs: { keypoints: 'out' },
+    format: 'movenet',
+  },
+};
+
+describe('loadModels', () => {
+  let modelsDir: string;
+  const config = () => ({
+    modelsDir,
+    provider: 'cpu' as const,
+    threads: 1,
+    imageEmbedder: 'mean-colour',
+    textEmbedder: 'text-model',
+    detector: 'detector-model',
+    poseEstimator: 'pose-model',
+  });
+
+  beforeAll(async () => {
+    modelsDir = await mkdtemp(path.join(os.tmpdir(), 'argus-models-'));
+    for (const [name, manifest] of Object.entries(manifests)) {
+      await mkdir(path.join(modelsDir, name));
+      await writeFile(path.join(modelsDir, name, 'manifest.json'), JSON.stringify(manifest));
+    }
+    await writeFile(path.join(modelsDir, 'mean-colour', 'model.onnx'), meanColourModel());
+  });
+
+  afterAll(async () => {
+    await rm(modelsDir, { recursive: true, force: true });
+  });
+
+  it('rejects a model whose manifest role does not match its slot', async () => {
+    await expect(loadModels({ ...config(), imageEmbedder: 'detector-model' })).rejects.toThrow(ModelRoleMismatchError);
+    await expect(loadModels({ ...config(), poseEstimator: path.join(modelsDir, 'text-model') })).rejects.toThrow(
+      /has role text-embedder but is configured as pose-estimator/,
+    );
+  });
+
+  it('rejects a tokenizer it cannot run and names outside the models directory', async () => {
+    await expect(loadModels({ ...config(), textEmbedder: 'clip-text' })).rejects.toThrow(UnsupportedTokenizerError);
+    expect(() => resolveModelDir(modelsDir, '../etc')).toThrow(/directory name/);
+    expect(resolveModelDir(modelsDir, '/opt/models/yolo')).toBe('/opt/models/yolo');
+    await expect(loadModels({ ...config(), detector: 'missing' })).rejects.toThrow(/no model manifest/);
+  });
+
+  describe('with a real (tiny) ONNX image embedder', () => {
+    let models: LoadedModels;
+    beforeAll(async () => {
+      models = await loadModels(config());
+    });
+    afterAll(async () => {
+      await models.release();
+    });
+
+    it('reports names and device before any session exists, then creates it on first use', async () => {
+      expect(models.status().map((s) => [s.role, s.name, s.device, s.loaded])).toEqual([
+        ['image-embedder', 'mean-colour', 'cpu', false],
+        ['text-embedder', 'text-model', 'cpu', false],
+        ['detector', 'detector-model', 'cpu', false],
+        ['pose-estimator', 'pose-model', 'cpu', false],
+      ]);
+      expect(models.imageEmbedder.dimension).toBe(3);
+      const solid = (r: number, g: number, b: number, size = 8) => ({
+        width: size,
+        height: size,
+        data: new Uint8Array(size * size * 3).map((_, i) => [r, g, b][i % 3]),
+      });
+      // Three images with maxBatch 2: two session runs, order preserved, each vector unit-length.
+      const vectors = await models.imageEmbedder.embed([solid(30, 40, 0), solid(0, 0, 9), solid(1, 2, 2, 5)]);
+      expect(vectors.map((v) => Array.from(v).map((x) => Number(x.toFixed(4))))).toEqual([
+        [0.6, 0.8, 0],
+        [0, 0, 1],
+        [0.3333, 0.6667, 0.6667],
+      ]);
+      expect(models.status()[0].loaded).toBe(true);
+    });
+
+    it('fails a lazy session clearly when the ONNX file is missing', async () => {
+      await expect(models.detector.detect({ width: 1, height: 1, data: new Uint8Array(3) }, 0.3)).rejects.toThrow();
+      expect(models.status()[2].loaded).toBe(false);
+    });
+  });
+});
+
+describe('createSession', () => {
+  it('requests CUDA then CPU, and without CUDA fails clearly or falls back when allowed', async () => {
+    const bytes = meanColourModel();
+    const cpu = await createSession(bytes, { provider: 'cpu', threads: 1 });
+    expect(cpu.provider).toBe('cpu');
+    await cpu.session.release();
+    const cuda = await createSession(bytes, { provider: 'cuda', threads: 1 }).catch((error: Error) => error);
+    if (cuda instanceof Error) {
+      expect(cuda).toBeInstanceOf(ExecutionProviderUnavailableError);
+      const fallback = await createSession(bytes, { provider: 'cuda', threads: 1, fallbackToCpu: true });
+      expect(fallback.provider).toBe('cpu');
+      await fallback.session.release();
+    } else {
+      expect(cuda.provider).toBe('cuda');
+      await cuda.session.release();
+    }
+  });
+});
