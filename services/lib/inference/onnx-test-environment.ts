@@ -1,4 +1,4 @@
-import NodeEnvironment from 'jest-environment-node';
+import { TestEnvironment as NodeEnvironment } from 'jest-environment-node';
 
 /**
  * Jest environment for tests that run onnxruntime-node. Jest gives each test file its own realm, whose typed-array
