@@ -1,0 +1,57 @@
+import path from 'node:path';
+import * as tf from '@tensorflow/tfjs';
+import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { findPackageDir } from './package-files.js';
+import type { TfjsModel } from './tfjs-model.js';
+
+let ready: Promise<void> | undefined;
+
+/** Test support: switches TFJS to its wasm backend (files loaded from node_modules, no network). */
+export function useTfjsWasm(): Promise<void> {
+  ready ??= (async () => {
+    const dir = path.join(await findPackageDir('@tensorflow/tfjs-backend-wasm'), 'dist');
+    setWasmPaths(`${dir}${path.sep}`);
+    await tf.setBackend('wasm');
+    await tf.ready();
+  })();
+  return ready;
+}
+
+/** Test support: loads an already-read TFJS graph model into TFJS itself (TFJS decodes the weights on its own). */
+export async function loadReferenceModel(model: TfjsModel): Promise<tf.GraphModel> {
+  await useTfjsWasm();
+  const weightData = model.weightData.buffer.slice(
+    model.weightData.byteOffset,
+    model.weightData.byteOffset + model.weightData.byteLength,
+  ) as ArrayBuffer;
+  return tf.loadGraphModel(
+    tf.io.fromMemory({
+      modelTopology: model.json.modelTopology,
+      weightSpecs: model.weightSpecs as tf.io.WeightsManifestEntry[],
+      weightData,
+    }),
+  );
+}
+
+/** Test support: runs a reference model and returns the named output tensors as flat arrays. */
+export async function runReference(
+  model: tf.GraphModel,
+  inputs: Record<string, { data: Float32Array | Int32Array; shape: number[]; dtype: 'float32' | 'int32' }>,
+  outputs: string[],
+): Promise<Float32Array[]> {
+  const feeds: Record<string, tf.Tensor> = {};
+  for (const [name, t] of Object.entries(inputs)) feeds[name] = tf.tensor(t.data, t.shape, t.dtype);
+  // execute() covers static graphs; graphs with dynamic shapes (USE's Where) need executeAsync().
+  let result: tf.Tensor | tf.Tensor[];
+  try {
+    result = model.execute(feeds, outputs);
+  } catch {
+    result = await model.executeAsync(feeds, outputs);
+  }
+  const tensors = Array.isArray(result) ? result : [result];
+  const values = await Promise.all(tensors.map(async (t) => Float32Array.from(await t.data())));
+  tf.dispose([...tensors, ...Object.values(feeds)]);
+  return values;
+}
+
+export { tf };
