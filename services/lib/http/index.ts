@@ -8,3 +8,5 @@ export { RequestValidationError, validatePart } from './validation.js';
 export { listen, onShutdownSignal } from './server.js';
 export type { RunningServer, ListenOptions } from './server.js';
 export type { ApiInfo } from './openapi.js';
+export { formatSseMessage, openSseResponse, SSE_HEADERS } from './sse.js';
+export type { SseMessage } from './sse.js';

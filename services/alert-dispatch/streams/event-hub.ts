@@ -1,0 +1,295 @@
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { defineRoute, formatSseMessage, HttpError, openSseResponse, type RouteSpec } from '../../lib/http/index.js';
+import type { Logger } from '../../lib/log/index.js';
+
+/** Options of the EventHub; budgets are per subscriber. */
+export interface EventHubOptions {
+  logger: Logger;
+  /** Interval of `keepalive` events (the contract says 15 s; shorter in tests). */
+  keepaliveMs?: number;
+  /** Events written but not yet handed to the kernel before a subscriber counts as too slow and is dropped. */
+  maxBufferedEvents?: number;
+  /** Bytes queued in user space before a subscriber is dropped, whatever the event count. */
+  maxBufferedBytes?: number;
+  /** Sent as the `init` event's data, with the server time added. */
+  serviceInfo: Record<string, unknown>;
+  /** Prefix of the route paths given to the HTTP kit (default `/api/v1`; `''` when the app's basePath is `/api/v1`). */
+  routePrefix?: string;
+  /** Absolute path WebSocket upgrades are accepted on (default `/api/v1/ws`). */
+  wsPath?: string;
+}
+
+/** Subscriber counts and the number dropped for being too slow since start. */
+export interface EventHubStats {
+  sse: number;
+  ws: number;
+  dropped: number;
+}
+
+/** One event serialised once for every transport. */
+interface Frame {
+  event: string;
+  sse: Buffer;
+  ws: Buffer;
+}
+
+/** A connected stream client; `pending` counts writes whose callback has not fired yet. */
+interface Subscriber {
+  kind: 'sse' | 'ws';
+  pending: number;
+  send(frame: Frame): void;
+  buffered(): number;
+  end(): void;
+  /** Forceful teardown for a dropped subscriber. */
+  destroy(): void;
+}
+
+const CLOSE_GRACE_MS = 2000;
+
+/**
+ * Fans events out to SSE and WebSocket subscribers. publish() serialises once and never waits for I/O: each
+ * subscriber has a bounded buffer and is dropped (and counted) when it cannot keep up.
+ */
+export class EventHub {
+  private readonly logger: Logger;
+  private readonly keepaliveMs: number;
+  private readonly maxBufferedEvents: number;
+  private readonly maxBufferedBytes: number;
+  private readonly serviceInfo: Record<string, unknown>;
+  private readonly routePrefix: string;
+  private readonly wsPath: string;
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly wss: WebSocketServer;
+  private readonly keepaliveTimer: NodeJS.Timeout;
+  private readonly attached = new Map<http.Server, (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void>();
+  private nextId = 1;
+  private counts = { sse: 0, ws: 0 };
+  private dropped = 0;
+  private closed = false;
+
+  constructor(opts: EventHubOptions) {
+    this.logger = opts.logger;
+    this.keepaliveMs = opts.keepaliveMs ?? 15_000;
+    this.maxBufferedEvents = opts.maxBufferedEvents ?? 1000;
+    this.maxBufferedBytes = opts.maxBufferedBytes ?? 4 * 1024 * 1024;
+    this.serviceInfo = opts.serviceInfo;
+    this.routePrefix = opts.routePrefix ?? '/api/v1';
+    this.wsPath = opts.wsPath ?? '/api/v1/ws';
+    // Clients only listen; a small payload cap keeps a misbehaving client from making us buffer its frames.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: 4096, perMessageDeflate: false });
+    this.keepaliveTimer = setInterval(() => this.tick(), this.keepaliveMs);
+    this.keepaliveTimer.unref();
+  }
+
+  /** Sends an event to every subscriber; serialisation failures become an `error` event instead. */
+  publish(event: 'alert_action' | 'error' | string, data: unknown): void {
+    if (this.closed || this.subscribers.size === 0) return;
+    let frame: Frame;
+    try {
+      frame = this.frame(event, data);
+    } catch (err) {
+      this.logger.error('stream event could not be serialised', { event, error: (err as Error).message });
+      frame = this.frame('error', { message: 'event could not be serialised', event });
+    }
+    for (const subscriber of this.subscribers) this.deliver(subscriber, frame);
+  }
+
+  /** GET route of the SSE stream (`init`, `alert_action`, `keepalive`, `error`). */
+  sseRoute(): RouteSpec {
+    return defineRoute({
+      method: 'get',
+      path: `${this.routePrefix}/events`,
+      summary: 'Server-Sent Events stream of dispatch results',
+      description:
+        'Events: `init` on connect (service information and `server_time`), `alert_action` after each dispatch, ' +
+        `\`keepalive\` every ${Math.round(this.keepaliveMs / 1000)} s (\`{timestamp}\`), \`error\` on a stream-level ` +
+        'error (`{message}`). Each frame carries an increasing `id`. Clients too slow to keep up are disconnected.',
+      tags: ['events'],
+      responses: {
+        200: { description: 'An endless text/event-stream', contentType: 'text/event-stream' },
+        503: { description: 'The service is shutting down' },
+      },
+      handler: (ctx) => {
+        if (this.closed) throw new HttpError(503, 'Service is shutting down');
+        const res = openSseResponse(ctx);
+        this.addSse(res, ctx.state.requestId);
+      },
+    });
+  }
+
+  /** Documents the WebSocket endpoint; a plain GET without an upgrade is answered 426. */
+  wsRoute(): RouteSpec {
+    return defineRoute({
+      method: 'get',
+      path: `${this.routePrefix}/ws`,
+      summary: 'WebSocket stream mirroring the SSE events',
+      description:
+        'Upgrade to a WebSocket to receive JSON text frames `{"event": name, "data": payload}` with the same events ' +
+        'as the SSE stream. Messages sent by the client are ignored.',
+      tags: ['events'],
+      responses: { 426: { description: 'Upgrade to a WebSocket required' } },
+      handler: () => {
+        throw new HttpError(426, 'Upgrade Required: connect with a WebSocket client', { Upgrade: 'websocket' });
+      },
+    });
+  }
+
+  /** Serves WebSocket upgrades on the WebSocket path of `server`; upgrades to any other path are refused with 404. */
+  attach(server: http.Server): void {
+    if (this.attached.has(server)) return;
+    const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      const path = (req.url ?? '').split('?')[0];
+      if (path !== this.wsPath || this.closed) {
+        const status = this.closed ? '503 Service Unavailable' : '404 Not Found';
+        socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+        return;
+      }
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.addWs(ws));
+    };
+    server.on('upgrade', onUpgrade);
+    this.attached.set(server, onUpgrade);
+  }
+
+  /** Ends every SSE response, closes every WebSocket (1001) and stops the keepalive timer. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.keepaliveTimer);
+    for (const [server, listener] of this.attached) server.off('upgrade', listener);
+    this.attached.clear();
+    const subscribers = [...this.subscribers];
+    const ended = subscribers.map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            s.destroy();
+            resolve();
+          }, CLOSE_GRACE_MS);
+          timer.unref();
+          this.onGone.set(s, () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          s.end();
+        }),
+    );
+    await Promise.all(ended);
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+
+  /** Current subscriber counts and the number of subscribers dropped so far. */
+  stats(): EventHubStats {
+    return { sse: this.counts.sse, ws: this.counts.ws, dropped: this.dropped };
+  }
+
+  private readonly onGone = new Map<Subscriber, () => void>();
+
+  private frame(event: string, data: unknown): Frame {
+    const json = JSON.stringify(data ?? null);
+    const id = this.nextId++;
+    return {
+      event,
+      sse: Buffer.from(formatSseMessage({ id, event, data: json })),
+      ws: Buffer.from(`{"event":${JSON.stringify(event)},"data":${json}}`),
+    };
+  }
+
+  private deliver(subscriber: Subscriber, frame: Frame): void {
+    if (subscriber.pending >= this.maxBufferedEvents || subscriber.buffered() > this.maxBufferedBytes) {
+      this.drop(subscriber);
+      return;
+    }
+    try {
+      subscriber.send(frame);
+    } catch (err) {
+      this.logger.warn('stream write failed', { transport: subscriber.kind, error: (err as Error).message });
+      this.remove(subscriber);
+      subscriber.destroy();
+    }
+  }
+
+  private drop(subscriber: Subscriber): void {
+    this.dropped++;
+    this.logger.warn('stream subscriber dropped: too slow', {
+      transport: subscriber.kind,
+      buffered_events: subscriber.pending,
+      buffered_bytes: subscriber.buffered(),
+    });
+    this.remove(subscriber);
+    subscriber.destroy();
+  }
+
+  private add(subscriber: Subscriber): void {
+    this.subscribers.add(subscriber);
+    this.counts[subscriber.kind]++;
+    this.deliver(subscriber, this.frame('init', { ...this.serviceInfo, server_time: new Date().toISOString() }));
+  }
+
+  private remove(subscriber: Subscriber): void {
+    if (this.subscribers.delete(subscriber)) this.counts[subscriber.kind]--;
+    const gone = this.onGone.get(subscriber);
+    if (gone) {
+      this.onGone.delete(subscriber);
+      gone();
+    }
+  }
+
+  private addSse(res: http.ServerResponse, requestId: string): void {
+    const subscriber: Subscriber = {
+      kind: 'sse',
+      pending: 0,
+      send: (frame) => {
+        subscriber.pending++;
+        res.write(frame.sse, written);
+      },
+      buffered: () => res.writableLength,
+      end: () => res.end(),
+      destroy: () => res.destroy(),
+    };
+    const written = () => {
+      subscriber.pending--;
+    };
+    res.on('close', () => this.remove(subscriber));
+    res.on('error', (err) => this.logger.debug('sse stream error', { requestId, error: err.message }));
+    this.add(subscriber);
+  }
+
+  private addWs(ws: WebSocket): void {
+    let alive = true;
+    const subscriber: Subscriber & { ping(): void } = {
+      kind: 'ws',
+      pending: 0,
+      send: (frame) => {
+        subscriber.pending++;
+        ws.send(frame.ws, { binary: false }, written);
+      },
+      buffered: () => ws.bufferedAmount,
+      end: () => ws.close(1001, 'server shutting down'),
+      destroy: () => ws.terminate(),
+      // A peer that answered no ping since the last keepalive is gone without a FIN: free its socket.
+      ping: () => {
+        if (!alive) return subscriber.destroy();
+        alive = false;
+        ws.ping();
+      },
+    };
+    const written = () => {
+      subscriber.pending--;
+    };
+    ws.on('pong', () => (alive = true));
+    ws.on('close', () => this.remove(subscriber));
+    ws.on('error', (err) => this.logger.debug('websocket error', { error: err.message }));
+    this.pingers.add(subscriber);
+    ws.once('close', () => this.pingers.delete(subscriber));
+    this.add(subscriber);
+  }
+
+  private readonly pingers = new Set<{ ping(): void }>();
+
+  private tick(): void {
+    this.publish('keepalive', { timestamp: new Date().toISOString() });
+    for (const p of this.pingers) p.ping();
+  }
+}
