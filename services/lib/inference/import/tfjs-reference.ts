@@ -1,7 +1,9 @@
 import path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { defaultModels, type DefaultModelDefinition } from './default-models.js';
 import { findPackageDir } from './package-files.js';
+import { readTfjsModel } from './read-tfjs-model.js';
 import type { TfjsModel } from './tfjs-model.js';
 
 let ready: Promise<void> | undefined;
@@ -55,3 +57,19 @@ export async function runReference(
 }
 
 export { tf };
+
+/** Test support: the largest absolute element-wise difference between two equally long arrays. */
+export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new Error(`length mismatch: ${a.length} vs ${b.length}`);
+  let max = 0;
+  for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i] - b[i]));
+  return max;
+}
+
+/** Test support: reads the TFJS source of a default model and loads it into TFJS. */
+export async function loadDefaultReference(name: string): Promise<{ model: tf.GraphModel; definition: DefaultModelDefinition }> {
+  const definition = defaultModels.find((d) => d.name === name);
+  if (!definition) throw new Error(`no default model ${name}`);
+  const source = await readTfjsModel(path.join(await findPackageDir(definition.packageName), definition.modelFile));
+  return { model: await loadReferenceModel(source), definition };
+}
