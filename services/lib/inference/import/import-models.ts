@@ -1,4 +1,4 @@
-import { copyFile, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ModelManifest } from '../manifest.js';
 import { readCocoLabels } from './coco-labels.js';
@@ -58,8 +58,8 @@ async function buildModel(definition: DefaultModelDefinition, dir: string): Prom
  */
 async function publish(tempDir: string, target: string, replace: boolean): Promise<boolean> {
   if (replace && (await exists(target))) {
-    const old = `${target}.old-${process.pid}-${Date.now()}`;
-    await rename(target, old);
+    const old = await mkdtemp(path.join(path.dirname(target), '.old-'));
+    await rename(target, path.join(old, 'model'));
     await rename(tempDir, target);
     await rm(old, { recursive: true, force: true });
     return true;
@@ -89,8 +89,7 @@ export async function importDefaultModels(modelsDir: string, options: ImportOpti
       log(`${definition.name}: present, skipped`);
       continue;
     }
-    const tempDir = path.join(modelsDir, `.tmp-${definition.name}-${process.pid}-${Date.now()}`);
-    await mkdir(tempDir, { recursive: true });
+    const tempDir = await mkdtemp(path.join(modelsDir, `.tmp-${definition.name}-`));
     try {
       const started = Date.now();
       const bytes = await buildModel(definition, tempDir);
