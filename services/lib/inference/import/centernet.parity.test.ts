@@ -36,7 +36,11 @@ describe('imported CenterNet detector', () => {
   });
 
   it('has a manifest with the 80 COCO labels in human order', () => {
-    expect(manifest).toMatchObject({ role: 'detector', format: 'xyxy-score-class', outputs: { detections: 'detections' } });
+    expect(manifest).toMatchObject({
+      role: 'detector',
+      format: 'xyxy-score-class',
+      outputs: { detections: 'detections' },
+    });
     expect(manifest.labels).toHaveLength(80);
     expect(manifest.labels?.slice(0, 3)).toEqual(['person', 'bicycle', 'car']);
     expect(manifest.labels?.[79]).toBe('toothbrush');

@@ -13,16 +13,28 @@ type Feed = { data: Float32Array | Int32Array; shape: number[]; dtype: 'float32'
 const dt = (dtype: 'float32' | 'int32'): TfAttr => ({ type: dtype === 'float32' ? 'DT_FLOAT' : 'DT_INT32' });
 
 function placeholder(name: string, dtype: 'float32' | 'int32', shape: number[]): TfNode {
-  return { name, op: 'Placeholder', attr: { dtype: dt(dtype), shape: { shape: { dim: shape.map((s) => ({ size: String(s) })) } } } };
+  return {
+    name,
+    op: 'Placeholder',
+    attr: { dtype: dt(dtype), shape: { shape: { dim: shape.map((s) => ({ size: String(s) })) } } },
+  };
 }
 
 /** A tiny in-memory TFJS graph: constants become int32 weights (enough for axes, begin/end and divisors). */
 function graph(nodes: TfNode[], consts: Record<string, { data: number[]; shape: number[] }> = {}): TfjsModel {
-  const weightSpecs: WeightSpec[] = Object.entries(consts).map(([name, c]) => ({ name, shape: c.shape, dtype: 'int32' }));
+  const weightSpecs: WeightSpec[] = Object.entries(consts).map(([name, c]) => ({
+    name,
+    shape: c.shape,
+    dtype: 'int32',
+  }));
   const constNodes: TfNode[] = Object.keys(consts).map((name) => ({ name, op: 'Const', attr: { dtype: dt('int32') } }));
   const values = Object.values(consts).flatMap((c) => c.data);
   return {
-    json: { format: 'graph-model', modelTopology: { node: [...constNodes, ...nodes], versions: {} } as TfjsModel['json']['modelTopology'], weightsManifest: [] },
+    json: {
+      format: 'graph-model',
+      modelTopology: { node: [...constNodes, ...nodes], versions: {} } as TfjsModel['json']['modelTopology'],
+      weightsManifest: [],
+    },
     weightSpecs,
     weightData: new Uint8Array(Int32Array.from(values).buffer),
   };
@@ -36,7 +48,9 @@ async function compare(model: TfjsModel, feeds: Record<string, Feed>, output: st
     outputs: [{ tfName: output, onnxName: 'out' }],
   });
   const session = await ort.InferenceSession.create(bytes);
-  const ortFeeds = Object.fromEntries(Object.entries(feeds).map(([n, f]) => [n, new ort.Tensor(f.dtype, f.data, f.shape)]));
+  const ortFeeds = Object.fromEntries(
+    Object.entries(feeds).map(([n, f]) => [n, new ort.Tensor(f.dtype, f.data, f.shape)]),
+  );
   const got = (await session.run(ortFeeds)).out;
   const [expected] = withReference ? await runReference(await loadReferenceModel(model), feeds, [output]) : [];
   return { got: Array.from(got.data as Float32Array, Number), dims: got.dims, expected: Array.from(expected ?? []) };
@@ -85,7 +99,12 @@ describe('convertTfjsGraph', () => {
     const nodes = [
       placeholder('x', 'float32', [2, 4, 3]),
       placeholder('y', 'float32', [2, 5, 4]),
-      { name: 'mm', op: 'BatchMatMulV2', input: ['x', 'y'], attr: { T: dt('float32'), adj_x: { b: true }, adj_y: { b: true } } },
+      {
+        name: 'mm',
+        op: 'BatchMatMulV2',
+        input: ['x', 'y'],
+        attr: { T: dt('float32'), adj_x: { b: true }, adj_y: { b: true } },
+      },
     ];
     const x = Float32Array.from({ length: 24 }, (_, i) => Math.sin(i));
     const y = Float32Array.from({ length: 40 }, (_, i) => Math.cos(i));

@@ -52,7 +52,10 @@ function outputDTypes(node: TfNode, ctx: ConversionContext, count: number): DTyp
 function requiredNodes(nodes: Map<string, TfNode>, targets: string[]): TfNode[] {
   const order: TfNode[] = [];
   const state = new Map<string, 'visiting' | 'done'>();
-  const stack: { name: string; expanded: boolean }[] = targets.map((t) => ({ name: parseRef(t).node, expanded: false }));
+  const stack: { name: string; expanded: boolean }[] = targets.map((t) => ({
+    name: parseRef(t).node,
+    expanded: false,
+  }));
   while (stack.length) {
     const top = stack.pop()!;
     if (state.get(top.name) === 'done') continue;
@@ -84,7 +87,10 @@ export function convertTfjsGraph(model: TfjsModel, options: ConvertOptions): Uin
   const ctx = new ConversionContext(consts);
   const inputs = new Map(options.inputs.map((i) => [i.tfName, i]));
 
-  for (const node of requiredNodes(nodes, options.outputs.map((o) => o.tfName))) {
+  for (const node of requiredNodes(
+    nodes,
+    options.outputs.map((o) => o.tfName),
+  )) {
     if (node.op === 'Const') {
       if (!consts.has(node.name)) throw new Error(`constant ${node.name} has no weights`);
       continue;

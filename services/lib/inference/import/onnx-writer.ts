@@ -35,7 +35,12 @@ export interface ValueDecl {
   shape?: (number | string)[];
 }
 
-function tensorProto(name: string, dtype: OnnxDType, shape: number[], data: ArrayBufferView): onnxProto.onnx.ITensorProto {
+function tensorProto(
+  name: string,
+  dtype: OnnxDType,
+  shape: number[],
+  data: ArrayBufferView,
+): onnxProto.onnx.ITensorProto {
   return {
     name,
     dataType: elemType[dtype],
@@ -85,7 +90,12 @@ export class OnnxGraphBuilder {
   }
 
   /** Adds a node; returns the names of its `outputCount` outputs (or uses `outputNames`). */
-  node(op: string, inputs: string[], attrs: Record<string, OnnxAttr> = {}, outputNames: string[] | number = 1): string[] {
+  node(
+    op: string,
+    inputs: string[],
+    attrs: Record<string, OnnxAttr> = {},
+    outputNames: string[] | number = 1,
+  ): string[] {
     const outputs =
       typeof outputNames === 'number'
         ? Array.from({ length: outputNames }, () => this.uniqueName(`${op.toLowerCase()}_out`))
@@ -137,7 +147,12 @@ export class OnnxGraphBuilder {
   /** Declares a graph output; `from` is the internal tensor, renamed to `decl.name` through an Identity. */
   addOutput(decl: ValueDecl, from: string): void {
     this.usedNames.add(decl.name);
-    this.nodes.push({ opType: 'Identity', name: this.uniqueName(`output_${decl.name}`), input: [from], output: [decl.name] });
+    this.nodes.push({
+      opType: 'Identity',
+      name: this.uniqueName(`output_${decl.name}`),
+      input: [from],
+      output: [decl.name],
+    });
     this.outputs.push(decl);
   }
 

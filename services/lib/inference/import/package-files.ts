@@ -12,7 +12,8 @@ export async function findPackageDir(packageName: string): Promise<string> {
       return candidate;
     } catch {
       const parent = path.dirname(dir);
-      if (parent === dir) throw new Error(`npm package ${packageName} is not installed (needed for the default models)`);
+      if (parent === dir)
+        throw new Error(`npm package ${packageName} is not installed (needed for the default models)`);
       dir = parent;
     }
   }

@@ -13,7 +13,9 @@ const tfTypes: Record<string, DType> = {
 };
 
 function decodeString(value: string | number[]): string {
-  return typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : Buffer.from(value).toString('utf8');
+  return typeof value === 'string'
+    ? Buffer.from(value, 'base64').toString('utf8')
+    : Buffer.from(value).toString('utf8');
 }
 
 function attr(node: TfNode, name: string): TfAttr | undefined {

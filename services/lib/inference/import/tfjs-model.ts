@@ -6,7 +6,13 @@ export interface TfAttr {
   b?: boolean;
   type?: string | number;
   shape?: { dim?: { size: string | number }[]; unknownRank?: boolean };
-  list?: { s?: (string | number[])[]; i?: (string | number)[]; f?: number[]; b?: boolean[]; type?: (string | number)[] };
+  list?: {
+    s?: (string | number[])[];
+    i?: (string | number)[];
+    f?: number[];
+    b?: boolean[];
+    type?: (string | number)[];
+  };
   tensor?: unknown;
 }
 

@@ -67,7 +67,9 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 /** Test support: reads the TFJS source of a default model and loads it into TFJS. */
-export async function loadDefaultReference(name: string): Promise<{ model: tf.GraphModel; definition: DefaultModelDefinition }> {
+export async function loadDefaultReference(
+  name: string,
+): Promise<{ model: tf.GraphModel; definition: DefaultModelDefinition }> {
   const definition = defaultModels.find((d) => d.name === name);
   if (!definition) throw new Error(`no default model ${name}`);
   const source = await readTfjsModel(path.join(await findPackageDir(definition.packageName), definition.modelFile));

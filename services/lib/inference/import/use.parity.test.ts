@@ -16,7 +16,7 @@ function pieceIds(vocab: [string, number][], sentence: string): number[] {
   const ids = new Map(vocab.map(([piece], i) => [piece, i]));
   const text = `▁${sentence.toLowerCase().replace(/ /g, '▁')}`;
   const out: number[] = [];
-  for (let at = 0; at < text.length; ) {
+  for (let at = 0; at < text.length;) {
     let end = text.length;
     while (end > at + 1 && !ids.has(text.slice(at, end))) end--;
     out.push(ids.get(text.slice(at, end)) ?? 0);
@@ -79,14 +79,22 @@ describe('imported Universal Sentence Encoder lite', () => {
   });
 
   it('matches the TFJS graph for a batch of sentences of different lengths', async () => {
-    const { got, expected } = await embed(['a person riding a motorcycle on the road', 'a cat', 'red double decker bus']);
+    const { got, expected } = await embed([
+      'a person riding a motorcycle on the road',
+      'a cat',
+      'red double decker bus',
+    ]);
     expect(maxAbsDiff(got, expected)).toBeLessThan(1e-5);
     const norm = Math.hypot(...got.subarray(0, 512));
     expect(norm).toBeCloseTo(1, 4);
   });
 
   it('gives related sentences closer vectors than unrelated ones', async () => {
-    const { got } = await embed(['a cat sleeping on a sofa', 'a kitten asleep on the couch', 'stock market prices fell']);
+    const { got } = await embed([
+      'a cat sleeping on a sofa',
+      'a kitten asleep on the couch',
+      'stock market prices fell',
+    ]);
     const dot = (a: number, b: number) =>
       got.subarray(a * 512, a * 512 + 512).reduce((s, v, i) => s + v * got[b * 512 + i], 0);
     expect(dot(0, 1)).toBeGreaterThan(dot(0, 2));

@@ -60,7 +60,9 @@ describe('decodeWeights', () => {
   });
 
   it('refuses unknown quantisation types', () => {
-    const specs = [{ name: 'w', shape: [1], dtype: 'float32', quantization: { dtype: 'int4' } }] as unknown as WeightSpec[];
+    const specs = [
+      { name: 'w', shape: [1], dtype: 'float32', quantization: { dtype: 'int4' } },
+    ] as unknown as WeightSpec[];
     expect(() => decodeWeights(specs, new Uint8Array(8))).toThrow(/unsupported quantisation int4/);
   });
 });

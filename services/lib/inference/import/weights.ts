@@ -15,7 +15,8 @@ function decodeQuantized(spec: WeightSpec, bytes: ArrayBuffer, size: number): Co
     if (spec.dtype !== 'float32') throw new Error(`weight ${spec.name}: float16 quantisation of ${spec.dtype}`);
     return { dtype: 'float32', shape: spec.shape, data: float16ToFloat32(new Uint16Array(bytes, 0, size)) };
   }
-  if (q.min === undefined || q.scale === undefined) throw new Error(`weight ${spec.name}: quantisation lacks min/scale`);
+  if (q.min === undefined || q.scale === undefined)
+    throw new Error(`weight ${spec.name}: quantisation lacks min/scale`);
   const raw = q.dtype === 'uint8' ? new Uint8Array(bytes, 0, size) : new Uint16Array(bytes, 0, size);
   if (spec.dtype === 'int32') {
     const data = new Int32Array(size);

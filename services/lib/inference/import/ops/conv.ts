@@ -77,7 +77,9 @@ function resize(mode: 'linear' | 'nearest'): OpHandler {
     const halfPixel = attrBool(node, 'half_pixel_centers');
     const attrs: Record<string, OnnxAttr> = { mode: str(mode) };
     if (mode === 'linear') {
-      attrs.coordinate_transformation_mode = str(alignCorners ? 'align_corners' : halfPixel ? 'half_pixel' : 'asymmetric');
+      attrs.coordinate_transformation_mode = str(
+        alignCorners ? 'align_corners' : halfPixel ? 'half_pixel' : 'asymmetric',
+      );
     } else {
       attrs.coordinate_transformation_mode = str(
         alignCorners ? 'align_corners' : halfPixel ? 'tf_half_pixel_for_nn' : 'asymmetric',
