@@ -9,8 +9,9 @@ export interface VectorRecord {
 }
 
 /**
- * Filter on metadata: every listed field must match. `equals` compares scalars exactly; `tagsAny` matches records
- * whose `tags` list contains at least one of the given tags.
+ * Filter on metadata: every listed field must match. `equals` compares top-level scalars exactly (type included:
+ * 5 does not match '5'); `tagsAny` matches records whose `tags` list contains at least one of the given tags, and an
+ * empty `tagsAny` does not restrict. `{}` matches every record.
  */
 export interface VectorFilter {
   equals?: Record<string, string | number | boolean>;

@@ -1,0 +1,39 @@
+import { LanceDbVectorStore } from './lancedb-store.js';
+import type { VectorStore } from './vector-store.js';
+import { connectWeaviate, WeaviateVectorStore } from './weaviate-store.js';
+
+export {
+  VectorStoreUnavailableError,
+  type MetadataValue,
+  type VectorFilter,
+  type VectorHit,
+  type VectorRecord,
+  type VectorStore,
+} from './vector-store.js';
+export { CANONICAL_FIELDS, type CanonicalKind } from './metadata-fields.js';
+export { LanceDbVectorStore, type LanceDbVectorStoreOptions } from './lancedb-store.js';
+export {
+  connectWeaviate,
+  WeaviateVectorStore,
+  type WeaviateClientApi,
+  type WeaviateCollectionApi,
+  type WeaviateConnectionOptions,
+  type WeaviateVectorStoreOptions,
+} from './weaviate-store.js';
+
+/** Which vector store to build: embedded LanceDB or a Weaviate server. */
+export type VectorStoreConfig =
+  | { backend: 'lancedb'; dir: string; table: string; dimension: number }
+  | { backend: 'weaviate'; url: string; grpcUrl?: string; apiKey?: string; collection: string; dimension: number };
+
+/** Opens the configured VectorStore adapter (creating its table or collection when missing). */
+export async function createVectorStore(config: VectorStoreConfig): Promise<VectorStore> {
+  switch (config.backend) {
+    case 'lancedb':
+      return LanceDbVectorStore.open({ dir: config.dir, table: config.table, dimension: config.dimension });
+    case 'weaviate': {
+      const client = await connectWeaviate({ url: config.url, grpcUrl: config.grpcUrl, apiKey: config.apiKey });
+      return WeaviateVectorStore.open({ client, collection: config.collection, dimension: config.dimension });
+    }
+  }
+}

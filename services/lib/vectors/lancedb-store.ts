@@ -1,0 +1,201 @@
+import { connect, type Connection, type Table } from '@lancedb/lancedb';
+import { Field, FixedSizeList, Float32, List, Schema, Utf8 } from 'apache-arrow';
+import { lanceWhere } from './lancedb-filter.js';
+import {
+  assertValidFilter,
+  assertValidK,
+  assertValidRecord,
+  assertValidVector,
+  CANONICAL_FIELDS,
+  isScalar,
+  MATCHES_NOTHING,
+  scalarFieldName,
+} from './metadata-fields.js';
+import {
+  VectorStoreUnavailableError,
+  type MetadataValue,
+  type VectorFilter,
+  type VectorHit,
+  type VectorRecord,
+  type VectorStore,
+} from './vector-store.js';
+
+/** Where and how the embedded table lives. */
+export interface LanceDbVectorStoreOptions {
+  /** Database directory (created when missing). */
+  dir: string;
+  table: string;
+  dimension: number;
+}
+
+/*
+ * Table layout (why): `metadata` holds the record's metadata as JSON, so any shape round-trips exactly. For filtering,
+ * every top-level scalar key K also gets a nullable Utf8 column `m_K` holding JSON.stringify(value) – JSON text keeps
+ * the type (5 vs "5") in a single column type, and keys seen for the first time are added with addColumns. `tags` is a
+ * List<Utf8> of JSON-encoded tags, filtered with array_has_any. Canonical scalar columns exist from the start.
+ */
+const BASE_COLUMNS = ['id', 'vector', 'tags', 'metadata'];
+
+function baseSchema(dimension: number): Schema {
+  const scalarColumns = Object.entries(CANONICAL_FIELDS)
+    .filter(([, kind]) => kind !== 'string[]')
+    .map(([key]) => new Field(scalarFieldName(key), new Utf8(), true));
+  return new Schema([
+    new Field('id', new Utf8(), false),
+    new Field('vector', new FixedSizeList(dimension, new Field('item', new Float32(), true)), false),
+    new Field('tags', new List(new Field('item', new Utf8(), true)), true),
+    new Field('metadata', new Utf8(), false),
+    ...scalarColumns,
+  ]);
+}
+
+/** VectorStore on an embedded LanceDB table persisted under a directory; cosine similarity, exact (flat) search. */
+export class LanceDbVectorStore implements VectorStore {
+  readonly backend = 'lancedb';
+  private columns = new Set<string>();
+  /** Serialises writes in this process so schema changes and inserts do not interleave. */
+  private writes: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly db: Connection,
+    private readonly table: Table,
+    readonly dimension: number,
+  ) {}
+
+  /** Opens (or creates) the table; refuses an existing table whose vectors have another dimension. */
+  static async open(options: LanceDbVectorStoreOptions): Promise<LanceDbVectorStore> {
+    const { dir, table: name, dimension } = options;
+    if (!Number.isSafeInteger(dimension) || dimension < 1) throw new RangeError('dimension must be a positive integer');
+    const db = await unavailableOnError('open LanceDB', () => connect(dir));
+    const table = await unavailableOnError('open LanceDB table', async () =>
+      (await db.tableNames()).includes(name)
+        ? db.openTable(name)
+        : db.createEmptyTable(name, baseSchema(dimension), { existOk: true }),
+    );
+    const store = new LanceDbVectorStore(db, table, dimension);
+    const existing = await store.refreshColumns();
+    const vectorField = existing.fields.find((field) => field.name === 'vector');
+    const actual = (vectorField?.type as { listSize?: number } | undefined)?.listSize;
+    if (actual !== dimension) {
+      table.close();
+      db.close();
+      throw new RangeError(`table ${name} holds vectors of dimension ${actual}, configured ${dimension}`);
+    }
+    return store;
+  }
+
+  async insert(records: VectorRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    for (const record of records) assertValidRecord(record, this.dimension);
+    const rows = records.map((record) => toRow(record));
+    await this.write(async () => {
+      const wanted = new Set(rows.flatMap((row) => Object.keys(row)).filter((c) => !BASE_COLUMNS.includes(c)));
+      await this.ensureColumns([...wanted]);
+      // Every row names every column: rows built from JS objects take their schema from the first row.
+      const all = [...this.columns].filter((c) => !BASE_COLUMNS.includes(c));
+      const complete = rows.map((row) =>
+        Object.fromEntries([...Object.entries(row), ...all.filter((c) => !(c in row)).map((c) => [c, null])]),
+      );
+      await unavailableOnError('insert into LanceDB', () => this.table.add(complete));
+    });
+  }
+
+  async search(vector: Float32Array | number[], k: number, filter?: VectorFilter): Promise<VectorHit[]> {
+    assertValidVector(vector, this.dimension);
+    assertValidK(k);
+    const where = lanceWhere(filter, this.columns);
+    if (where === MATCHES_NOTHING) return [];
+    const rows = await unavailableOnError('search LanceDB', () => {
+      let query = this.table
+        .vectorSearch(Array.from(vector))
+        .distanceType('cosine')
+        .select(['id', 'metadata', '_distance'])
+        .limit(k);
+      if (where) query = query.where(where);
+      return query.toArray();
+    });
+    return rows.map((row: { id: string; metadata: string; _distance: number }) => ({
+      id: row.id,
+      score: 1 - row._distance,
+      metadata: JSON.parse(row.metadata) as Record<string, MetadataValue>,
+    }));
+  }
+
+  async delete(filter: VectorFilter): Promise<number> {
+    assertValidFilter(filter);
+    return this.write(async () => {
+      const where = lanceWhere(filter, this.columns);
+      if (where === MATCHES_NOTHING) return 0;
+      const predicate = where ?? 'true';
+      return unavailableOnError('delete from LanceDB', async () => {
+        const before = await this.table.countRows(where);
+        const result = (await this.table.delete(predicate)) as { numDeletedRows?: number } | undefined;
+        return typeof result?.numDeletedRows === 'number' ? result.numDeletedRows : before;
+      });
+    });
+  }
+
+  async count(filter?: VectorFilter): Promise<number> {
+    const where = lanceWhere(filter, this.columns);
+    if (where === MATCHES_NOTHING) return 0;
+    return unavailableOnError('count LanceDB rows', () => this.table.countRows(where));
+  }
+
+  async health(): Promise<'ok'> {
+    await unavailableOnError('LanceDB health', () => this.table.countRows());
+    return 'ok';
+  }
+
+  async close(): Promise<void> {
+    await this.writes.catch(() => undefined);
+    this.table.close();
+    this.db.close();
+  }
+
+  private write<T>(action: () => Promise<T>): Promise<T> {
+    const next = this.writes.then(action, action);
+    this.writes = next.catch(() => undefined);
+    return next;
+  }
+
+  private async refreshColumns(): Promise<Schema> {
+    const schema = await unavailableOnError('read LanceDB schema', () => this.table.schema());
+    this.columns = new Set(schema.fields.map((field) => field.name));
+    return schema;
+  }
+
+  private async ensureColumns(names: string[]): Promise<void> {
+    let missing = names.filter((name) => !this.columns.has(name));
+    if (missing.length === 0) return;
+    // Another process may have added them since we last looked.
+    await this.refreshColumns();
+    missing = missing.filter((name) => !this.columns.has(name));
+    if (missing.length === 0) return;
+    await unavailableOnError('add LanceDB columns', () =>
+      this.table.addColumns(missing.map((name) => ({ name, valueSql: 'CAST(NULL AS STRING)' }))),
+    );
+    await this.refreshColumns();
+  }
+}
+
+function toRow(record: VectorRecord): Record<string, unknown> {
+  const row: Record<string, unknown> = {
+    id: record.id,
+    vector: Array.from(record.vector),
+    metadata: JSON.stringify(record.metadata),
+    tags: Array.isArray(record.metadata.tags) ? record.metadata.tags.map((tag) => JSON.stringify(tag)) : [],
+  };
+  for (const [key, value] of Object.entries(record.metadata)) {
+    if (isScalar(value)) row[scalarFieldName(key)] = JSON.stringify(value);
+  }
+  return row;
+}
+
+async function unavailableOnError<T>(what: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (err) {
+    if (err instanceof VectorStoreUnavailableError) throw err;
+    throw new VectorStoreUnavailableError(`${what} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  }
+}

@@ -1,0 +1,102 @@
+import type { MetadataValue, VectorFilter, VectorRecord } from './vector-store.js';
+
+/** Value kinds of canonical metadata fields; both backends enforce them so records behave the same everywhere. */
+export type CanonicalKind = 'string' | 'integer' | 'number' | 'string[]';
+
+/**
+ * Canonical embedding metadata written by dataprep, with fixed kinds (a typed property in Weaviate). Any other
+ * top-level key is user metadata: stored as is and filterable by equality when it holds a scalar.
+ */
+export const CANONICAL_FIELDS: Readonly<Record<string, CanonicalKind>> = Object.freeze({
+  video_id: 'string',
+  bucket_name: 'string',
+  video_name: 'string',
+  source_path: 'string',
+  frame_id: 'integer',
+  timestamp: 'number',
+  tags: 'string[]',
+  label: 'string',
+  kind: 'string',
+});
+
+/** Marker for a filter that no stored record can satisfy (a field never written), so no query is needed. */
+export const MATCHES_NOTHING = Symbol('matches nothing');
+
+const SIMPLE_KEY = /^[a-z][a-z0-9_]{0,62}$/;
+
+/**
+ * Column (LanceDB) or property (Weaviate) name holding the JSON encoding of a user or canonical scalar key. Simple
+ * keys stay readable (`m_<key>`); anything else is hex-encoded so no key can inject into SQL or clash in case.
+ */
+export function scalarFieldName(key: string): string {
+  return SIMPLE_KEY.test(key) ? `m_${key}` : `mx_${Buffer.from(key, 'utf8').toString('hex')}`;
+}
+
+/** True when `value` is a scalar that `equals` filters can compare. */
+export function isScalar(value: unknown): value is string | number | boolean {
+  return (
+    typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))
+  );
+}
+
+function matchesKind(value: MetadataValue, kind: CanonicalKind): boolean {
+  switch (kind) {
+    case 'string':
+      return typeof value === 'string';
+    case 'integer':
+      return Number.isSafeInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'string[]':
+      return Array.isArray(value) && value.every((item) => typeof item === 'string');
+  }
+}
+
+/** Throws TypeError/RangeError for a record the store cannot hold faithfully. */
+export function assertValidRecord(record: VectorRecord, dimension: number): void {
+  if (typeof record?.id !== 'string' || record.id.length === 0)
+    throw new TypeError('record id must be a non-empty string');
+  assertValidVector(record.vector, dimension);
+  if (record.metadata === null || typeof record.metadata !== 'object' || Array.isArray(record.metadata)) {
+    throw new TypeError(`metadata of ${record.id} must be an object`);
+  }
+  for (const [key, value] of Object.entries(record.metadata)) {
+    if (key.length === 0) throw new TypeError(`metadata of ${record.id} has an empty key`);
+    const valid = value === null || isScalar(value) || (Array.isArray(value) && value.every((item) => isScalar(item)));
+    if (!valid) throw new TypeError(`metadata ${key} of ${record.id} must be a scalar, null or a list of scalars`);
+    const kind = CANONICAL_FIELDS[key];
+    if (kind && value !== null && !matchesKind(value, kind)) {
+      throw new TypeError(`metadata ${key} of ${record.id} must be ${kind}`);
+    }
+  }
+}
+
+/** Throws RangeError unless `vector` has `dimension` finite components. */
+export function assertValidVector(vector: Float32Array | number[], dimension: number): void {
+  if (!(vector instanceof Float32Array) && !Array.isArray(vector)) throw new TypeError('vector must be an array');
+  if (vector.length !== dimension)
+    throw new RangeError(`vector has ${vector.length} dimensions, expected ${dimension}`);
+  for (let i = 0; i < vector.length; i++) {
+    if (!Number.isFinite(vector[i])) throw new RangeError('vector components must be finite numbers');
+  }
+}
+
+/** Throws TypeError for filters that cannot be expressed (non-scalar values, `tags` under `equals`). */
+export function assertValidFilter(filter: VectorFilter | undefined): void {
+  if (filter === undefined) return;
+  if (filter === null || typeof filter !== 'object') throw new TypeError('filter must be an object');
+  for (const [key, value] of Object.entries(filter.equals ?? {})) {
+    if (key === 'tags') throw new TypeError('filter tags with tagsAny, not equals');
+    if (!isScalar(value)) throw new TypeError(`filter value for ${key} must be a string, number or boolean`);
+  }
+  if (filter.tagsAny !== undefined) {
+    if (!Array.isArray(filter.tagsAny) || !filter.tagsAny.every((tag) => typeof tag === 'string')) {
+      throw new TypeError('tagsAny must be a list of strings');
+    }
+  }
+}
+
+/** Throws RangeError unless `k` is a positive integer. */
+export function assertValidK(k: number): void {
+  if (!Number.isSafeInteger(k) || k < 1) throw new RangeError('k must be a positive integer');
+}

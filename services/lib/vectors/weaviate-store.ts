@@ -1,0 +1,259 @@
+import weaviate, { generateUuid5, type FilterValue } from 'weaviate-client';
+import {
+  assertValidFilter,
+  assertValidK,
+  assertValidRecord,
+  assertValidVector,
+  CANONICAL_FIELDS,
+  MATCHES_NOTHING,
+  scalarFieldName,
+} from './metadata-fields.js';
+import {
+  collectionProperties,
+  dynamicPropertyNames,
+  everyObject,
+  filterableText,
+  fromProperties,
+  toProperties,
+  weaviateFilter,
+  type WeaviatePropertyDefinition,
+} from './weaviate-mapping.js';
+import {
+  VectorStoreUnavailableError,
+  type VectorFilter,
+  type VectorHit,
+  type VectorRecord,
+  type VectorStore,
+} from './vector-store.js';
+
+/** One object as `data.insertMany` takes it. */
+export interface WeaviateObject {
+  id: string;
+  properties: Record<string, unknown>;
+  vectors: number[];
+}
+
+/** The calls of a weaviate-client v3 collection this adapter makes (`client.collections.get(name)` provides them). */
+export interface WeaviateCollectionApi {
+  data: {
+    insertMany(objects: WeaviateObject[]): Promise<{ hasErrors: boolean; errors: Record<number, { message: string }> }>;
+    deleteMany(where: FilterValue): Promise<{ successful: number; failed: number; matches: number }>;
+  };
+  query: {
+    nearVector(
+      vector: number[],
+      options: { limit: number; filters?: FilterValue; returnMetadata: ['distance'] },
+    ): Promise<{
+      objects: Array<{ uuid: string; properties: Record<string, unknown>; metadata?: { distance?: number } }>;
+    }>;
+  };
+  aggregate: { overAll(options?: { filters?: FilterValue }): Promise<{ totalCount: number }> };
+  config: {
+    get(): Promise<{ properties: Array<{ name: string }> }>;
+    addProperty(property: WeaviatePropertyDefinition): Promise<void>;
+  };
+}
+
+/** The calls of a weaviate-client v3 client this adapter makes; a real `WeaviateClient` satisfies it. */
+export interface WeaviateClientApi {
+  isReady(): Promise<boolean>;
+  close(): Promise<void>;
+  collections: {
+    exists(name: string): Promise<boolean>;
+    create(config: { name: string; properties: WeaviatePropertyDefinition[]; vectorizers: unknown }): Promise<unknown>;
+    get(name: string): WeaviateCollectionApi;
+  };
+}
+
+/** Options of WeaviateVectorStore.open. */
+export interface WeaviateVectorStoreOptions {
+  client: WeaviateClientApi;
+  collection: string;
+  dimension: number;
+}
+
+/** Connection settings for a Weaviate server (REST on `url`, gRPC on `grpcUrl`, default same host port 50051). */
+export interface WeaviateConnectionOptions {
+  url: string;
+  grpcUrl?: string;
+  apiKey?: string;
+}
+
+/** Objects per insertMany call: keeps each gRPC batch message well below server limits. */
+export const INSERT_BATCH = 200;
+/** Weaviate deletes at most QUERY_MAXIMUM_RESULTS (default 10000) objects per deleteMany; repeat while it is full. */
+export const DELETE_PAGE = 10_000;
+
+/** VectorStore on a Weaviate collection (vectors supplied by us, cosine HNSW). The client is injected. */
+export class WeaviateVectorStore implements VectorStore {
+  readonly backend = 'weaviate';
+  private properties = new Set<string>();
+
+  private constructor(
+    private readonly client: WeaviateClientApi,
+    private readonly collection: WeaviateCollectionApi,
+    readonly collectionName: string,
+    readonly dimension: number,
+  ) {}
+
+  /** Uses the collection, creating it (with the canonical properties) when missing. */
+  static async open(options: WeaviateVectorStoreOptions): Promise<WeaviateVectorStore> {
+    const { client, collection: name, dimension } = options;
+    if (!Number.isSafeInteger(dimension) || dimension < 1) throw new RangeError('dimension must be a positive integer');
+    await unavailableOnError(`prepare collection ${name}`, async () => {
+      if (await client.collections.exists(name)) return;
+      try {
+        await client.collections.create({
+          name,
+          properties: collectionProperties(),
+          vectorizers: weaviate.configure.vectors.selfProvided({
+            vectorIndexConfig: weaviate.configure.vectorIndex.hnsw({ distanceMetric: 'cosine' }),
+          }),
+        });
+      } catch (err) {
+        // Another replica may have created it between exists and create.
+        if (!(await client.collections.exists(name))) throw err;
+      }
+    });
+    const store = new WeaviateVectorStore(client, client.collections.get(name), name, dimension);
+    await store.refreshProperties();
+    return store;
+  }
+
+  async insert(records: VectorRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    for (const record of records) assertValidRecord(record, this.dimension);
+    await this.ensureProperties(new Set(records.flatMap((record) => dynamicPropertyNames(record))));
+    for (let i = 0; i < records.length; i += INSERT_BATCH) {
+      const objects = records.slice(i, i + INSERT_BATCH).map((record): WeaviateObject => ({
+        id: generateUuid5(record.id),
+        properties: toProperties(record),
+        vectors: Array.from(record.vector),
+      }));
+      const result = await unavailableOnError('insert into Weaviate', () => this.collection.data.insertMany(objects));
+      if (result.hasErrors) {
+        const first = Object.values(result.errors)[0];
+        throw new VectorStoreUnavailableError(
+          `Weaviate rejected ${Object.keys(result.errors).length} object(s): ${first?.message ?? 'unknown error'}`,
+        );
+      }
+    }
+  }
+
+  async search(vector: Float32Array | number[], k: number, filter?: VectorFilter): Promise<VectorHit[]> {
+    assertValidVector(vector, this.dimension);
+    assertValidK(k);
+    const filters = await this.filterFor(filter);
+    if (filters === MATCHES_NOTHING) return [];
+    const result = await unavailableOnError('search Weaviate', () =>
+      this.collection.query.nearVector(Array.from(vector), {
+        limit: k,
+        ...(filters ? { filters } : {}),
+        returnMetadata: ['distance'],
+      }),
+    );
+    return result.objects.map((object) => ({
+      id: String(object.properties.record_id ?? object.uuid),
+      score: 1 - (object.metadata?.distance ?? 1),
+      metadata: fromProperties(object.properties),
+    }));
+  }
+
+  async delete(filter: VectorFilter): Promise<number> {
+    assertValidFilter(filter);
+    const filters = await this.filterFor(filter);
+    if (filters === MATCHES_NOTHING) return 0;
+    const where = filters ?? everyObject();
+    let deleted = 0;
+    for (;;) {
+      const result = await unavailableOnError('delete from Weaviate', () => this.collection.data.deleteMany(where));
+      if (result.failed > 0) {
+        throw new VectorStoreUnavailableError(`Weaviate failed to delete ${result.failed} object(s)`);
+      }
+      deleted += result.successful;
+      if (result.matches < DELETE_PAGE || result.successful === 0) return deleted;
+    }
+  }
+
+  async count(filter?: VectorFilter): Promise<number> {
+    const filters = await this.filterFor(filter);
+    if (filters === MATCHES_NOTHING) return 0;
+    const result = await unavailableOnError('count Weaviate objects', () =>
+      this.collection.aggregate.overAll(filters ? { filters } : undefined),
+    );
+    return result.totalCount;
+  }
+
+  async health(): Promise<'ok'> {
+    const ready = await unavailableOnError('Weaviate health', () => this.client.isReady());
+    if (!ready) throw new VectorStoreUnavailableError('Weaviate is not ready');
+    return 'ok';
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  /** Builds the filter; a key unknown here may have been added by another replica, so look once more before "none". */
+  private async filterFor(filter: VectorFilter | undefined): Promise<FilterValue | undefined | typeof MATCHES_NOTHING> {
+    const built = weaviateFilter(filter, this.properties);
+    const unknownKey = Object.keys(filter?.equals ?? {}).some(
+      (key) => !CANONICAL_FIELDS[key] && !this.properties.has(scalarFieldName(key)),
+    );
+    if (built !== MATCHES_NOTHING || !unknownKey) return built;
+    await this.refreshProperties();
+    return weaviateFilter(filter, this.properties);
+  }
+
+  private async refreshProperties(): Promise<void> {
+    const config = await unavailableOnError('read collection config', () => this.collection.config.get());
+    this.properties = new Set(config.properties.map((property) => property.name));
+  }
+
+  private async ensureProperties(names: Set<string>): Promise<void> {
+    let missing = [...names].filter((name) => !this.properties.has(name));
+    if (missing.length === 0) return;
+    await this.refreshProperties();
+    missing = missing.filter((name) => !this.properties.has(name));
+    for (const name of missing) {
+      await unavailableOnError(`add property ${name}`, async () => {
+        try {
+          await this.collection.config.addProperty(filterableText(name));
+        } catch (err) {
+          await this.refreshProperties();
+          if (!this.properties.has(name)) throw err;
+        }
+      });
+      this.properties.add(name);
+    }
+  }
+}
+
+/** Connects a weaviate-client v3 client to `url` (REST) and its gRPC port. */
+export async function connectWeaviate(options: WeaviateConnectionOptions): Promise<WeaviateClientApi> {
+  const http = new URL(options.url);
+  const grpc = options.grpcUrl ? new URL(options.grpcUrl) : undefined;
+  const httpSecure = http.protocol === 'https:';
+  const client = await unavailableOnError('connect to Weaviate', () =>
+    weaviate.connectToCustom({
+      httpHost: http.hostname,
+      httpPort: Number(http.port || (httpSecure ? 443 : 80)),
+      httpSecure,
+      httpPath: http.pathname === '/' ? undefined : http.pathname,
+      grpcHost: grpc?.hostname ?? http.hostname,
+      grpcPort: Number(grpc?.port || (grpc ? (grpc.protocol === 'https:' ? 443 : 80) : 50051)),
+      grpcSecure: grpc ? grpc.protocol === 'https:' : httpSecure,
+      ...(options.apiKey ? { authCredentials: new weaviate.ApiKey(options.apiKey) } : {}),
+    }),
+  );
+  return client as unknown as WeaviateClientApi;
+}
+
+async function unavailableOnError<T>(what: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (err) {
+    if (err instanceof VectorStoreUnavailableError) throw err;
+    throw new VectorStoreUnavailableError(`${what} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  }
+}
