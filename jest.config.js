@@ -1,7 +1,8 @@
 /** Jest runs the TypeScript sources as native ESM (client-node 1.x and other deps are ESM-only). */
 export default {
   preset: 'ts-jest/presets/default-esm',
-  testEnvironment: 'node',
+  // onnxruntime-node checks `instanceof` on typed arrays; this environment shares the outer realm's (see the file).
+  testEnvironment: '<rootDir>/services/lib/inference/onnx-test-environment.ts',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
