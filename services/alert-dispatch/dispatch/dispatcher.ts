@@ -1,0 +1,192 @@
+import type { Logger } from '../../lib/log/index.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { DispatchTool } from '../tools/tool.js';
+import { AgentUnavailable, type ToolAgent } from './agent.js';
+import { isoWithOffset, systemClock, type Clock } from './clock.js';
+import type { DedupStore } from './dedup.js';
+import { resolvePlan, type SubscriptionDefaults } from './resolve-tools.js';
+import { DEFAULT_RETRY_POLICY, runTool, type RetryPolicy } from './run-tool.js';
+import type { ActionRequest, DispatchResult, ToolRunResult } from './types.js';
+
+/** Where dispatch results are announced (the SSE/WebSocket event hub). */
+export interface EventPublisher {
+  publish(event: string, data: unknown): void;
+}
+
+/** Looks up the subscription entry of an alert name. */
+export interface SubscriptionLookup {
+  find(alertName: string): SubscriptionDefaults | undefined;
+}
+
+/** Collaborators of the dispatcher. */
+export interface DispatcherDeps {
+  registry: ToolRegistry;
+  subscriptions: SubscriptionLookup;
+  dedup: DedupStore;
+  events: EventPublisher;
+  logger: Logger;
+  /** Present in agent mode (LLM_BASE_URL configured). */
+  agent?: ToolAgent;
+  policy?: RetryPolicy;
+  clock?: Clock;
+}
+
+const SNAPSHOT_TOOL = 'capture_snapshot';
+
+/**
+ * The dispatch pipeline: answer NO and dedup hits stop at once; otherwise the tool list is resolved (request,
+ * subscription, fallback; plus escalation), `capture_snapshot` runs first, then the agent (or the rules) picks the
+ * rest, which run concurrently. Every processed alert except a dedup hit is published as `alert_action`.
+ */
+export class Dispatcher {
+  private readonly policy: RetryPolicy;
+  private readonly clock: Clock;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly shutdown = new AbortController();
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.policy = deps.policy ?? DEFAULT_RETRY_POLICY;
+    this.clock = deps.clock ?? systemClock;
+  }
+
+  /** Dispatches one request and resolves with its result once every tool has finished. */
+  dispatch(request: ActionRequest): Promise<DispatchResult> {
+    const running = this.run(request);
+    this.inFlight.add(running);
+    const forget = () => this.inFlight.delete(running);
+    running.then(forget, forget);
+    return running;
+  }
+
+  /** Starts a dispatch without waiting for it (flexible alerts); failures are logged. */
+  dispatchInBackground(request: ActionRequest): void {
+    this.dispatch(request).catch((err) =>
+      this.deps.logger.error('background dispatch failed', { event_id: request.event_id, error: String(err) }),
+    );
+  }
+
+  /** Waits for the running dispatches; after `graceMs` their tools are aborted. */
+  async drain(graceMs = 5000): Promise<void> {
+    const timer = setTimeout(() => this.shutdown.abort(new Error('service shutting down')), graceMs);
+    timer.unref();
+    await Promise.allSettled([...this.inFlight]);
+    clearTimeout(timer);
+  }
+
+  private async run(request: ActionRequest): Promise<DispatchResult> {
+    const started = performance.now();
+    const { logger } = this.deps;
+    const subscription = this.deps.subscriptions.find(request.alert_name);
+    const plan = resolvePlan(request, subscription);
+    const result: DispatchResult = {
+      event_id: request.event_id,
+      source_id: request.source_id,
+      alert_name: request.alert_name,
+      actions_taken: [],
+      snapshot_path: null,
+      duration_ms: 0,
+      timestamp: isoWithOffset(this.clock()),
+      suppressed: null,
+      mode: 'none',
+      tools_requested: plan.tools,
+      failed_tools: [],
+    };
+    const finish = () => {
+      result.duration_ms = Math.round((performance.now() - started) * 10) / 10;
+      return result;
+    };
+
+    if (request.answer === 'NO') {
+      result.suppressed = 'answer_no';
+      this.publish(request, plan.escalated, finish());
+      return result;
+    }
+    const verdict = this.deps.dedup.check(request, plan.dedup);
+    if (verdict.duplicate) {
+      logger.info('duplicate alert suppressed', { event_id: request.event_id, alert_name: request.alert_name });
+      result.suppressed = 'duplicate';
+      return finish();
+    }
+
+    const runnable: DispatchTool[] = [];
+    for (const name of plan.tools) {
+      const tool = this.deps.registry.get(name);
+      if (!tool) {
+        logger.warn('unknown tool skipped', { tool: name, event_id: request.event_id });
+      } else if (!tool.runnable(plan.toolArguments[name] ?? {})) {
+        logger.warn('disabled tool skipped', { tool: name, event_id: request.event_id, requires_env: tool.requiresEnv });
+      } else {
+        runnable.push(tool);
+      }
+    }
+    const record = (r: ToolRunResult) => {
+      if (r.success) result.actions_taken.push(r.name);
+      else result.failed_tools.push({ name: r.name, error: r.error ?? 'failed' });
+    };
+    const runOne = (tool: DispatchTool, args: Record<string, unknown>) =>
+      runTool(tool, {
+        request,
+        args,
+        snapshotPath: result.snapshot_path,
+        logger,
+        policy: this.policy,
+        signal: this.shutdown.signal,
+      });
+
+    const snapshotTool = runnable.find((t) => t.name === SNAPSHOT_TOOL);
+    if (snapshotTool) {
+      const r = await runOne(snapshotTool, plan.toolArguments[SNAPSHOT_TOOL] ?? {});
+      record(r);
+      if (r.success && typeof r.output?.snapshot_path === 'string') result.snapshot_path = r.output.snapshot_path;
+    }
+
+    const rest = runnable.filter((t) => t.name !== SNAPSHOT_TOOL);
+    let selected = rest.map((tool) => ({ tool, args: plan.toolArguments[tool.name] ?? {} }));
+    result.mode = 'rules';
+    if (this.deps.agent && rest.length > 0) {
+      try {
+        const chosen = await this.deps.agent.choose(request, rest, result.snapshot_path);
+        selected = chosen.map((c) => {
+          const tool = rest.find((t) => t.name === c.name)!;
+          const configured = plan.toolArguments[tool.name] ?? {};
+          // Built-in arguments are operator configuration (a webhook URL): the model may only fill MCP arguments.
+          const args = tool.source === 'mcp' ? { ...c.arguments, ...configured } : configured;
+          return { tool, args };
+        });
+        result.mode = 'agent';
+        logger.info('agent chose tools', { event_id: request.event_id, tools: chosen.map((c) => c.name) });
+      } catch (err) {
+        const why = err instanceof AgentUnavailable ? err.message : String(err);
+        logger.warn('agent unavailable, using rule-based dispatch', { event_id: request.event_id, reason: why });
+      }
+    }
+    const outcomes = await Promise.all(selected.map(({ tool, args }) => runOne(tool, args)));
+    // Keep the resolved order in actions_taken, not completion order.
+    outcomes.forEach(record);
+    finish();
+    this.publish(request, plan.escalated, result);
+    return result;
+  }
+
+  private publish(request: ActionRequest, escalated: boolean, result: DispatchResult): void {
+    try {
+      this.deps.events.publish('alert_action', {
+        event_id: result.event_id,
+        source_id: result.source_id,
+        alert_name: result.alert_name,
+        answer: request.answer,
+        reason: request.reason,
+        actions_taken: result.actions_taken,
+        tools_requested: result.tools_requested,
+        consecutive_count: request.consecutive_count,
+        escalated,
+        snapshot_path: result.snapshot_path,
+        payload_kinds: request.payloads.map((p) => p.kind),
+        duration_ms: result.duration_ms,
+        timestamp: result.timestamp,
+      });
+    } catch (err) {
+      this.deps.logger.error('publishing alert_action failed', { event_id: result.event_id, error: String(err) });
+    }
+  }
+}

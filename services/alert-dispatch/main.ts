@@ -1,0 +1,103 @@
+import { listen } from '../lib/http/index.js';
+import { createLogger, type Logger } from '../lib/log/index.js';
+import { createApp } from './app.js';
+import { loadAlertDispatchConfig } from './config.js';
+import { ToolAgent } from './dispatch/agent.js';
+import { DedupStore } from './dispatch/dedup.js';
+import { Dispatcher } from './dispatch/dispatcher.js';
+import { systemClock } from './dispatch/clock.js';
+import type { RetryPolicy } from './dispatch/run-tool.js';
+import { McpManager } from './mcp/mcp-manager.js';
+import { EventHub } from './streams/event-hub.js';
+import { SubscriptionStore } from './subscriptions/subscription-store.js';
+import { captureSnapshotTool } from './tools/capture-snapshot.js';
+import { logAlertTool } from './tools/log-alert.js';
+import { publishMqttTool } from './tools/publish-mqtt.js';
+import { ToolRegistry } from './tools/registry.js';
+import { triggerWebhookTool } from './tools/trigger-webhook.js';
+
+/** A running alert dispatch service. */
+export interface RunningAlertDispatch {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the alert dispatch service from `env`: loads subscriptions (and watches the file), connects MCP servers,
+ * listens, attaches the WebSocket stream. close() stops intake, drains dispatches, then closes streams, MCP and MQTT.
+ */
+export async function startAlertDispatch(env: NodeJS.ProcessEnv, logger?: Logger): Promise<RunningAlertDispatch> {
+  const config = loadAlertDispatchConfig(env);
+  const log = logger ?? createLogger({ service: 'alert-dispatch' });
+  const clock = systemClock;
+  const policy: RetryPolicy = config.tools;
+
+  const mqtt = publishMqttTool({ brokerUrl: config.mqttBroker, topicTemplate: config.mqttTopic, logger: log });
+  const mcp = new McpManager({ configFile: config.mcpConfigFile, logger: log });
+  const registry = new ToolRegistry(
+    [
+      logAlertTool(),
+      triggerWebhookTool({ defaultUrl: config.webhookUrl }),
+      captureSnapshotTool({ directory: config.snapshotDir, now: clock }),
+      mqtt,
+    ],
+    mcp,
+  );
+  const subscriptions = new SubscriptionStore(config.subscriptionsFile, log);
+  const initial = await subscriptions.reload();
+  if (!initial.ok) log.error('starting without subscriptions', { error: initial.error });
+  subscriptions.watch();
+
+  try {
+    await mcp.start();
+  } catch (err) {
+    // A bad MCP file must not keep alerts from being dispatched; /api/v1/mcp/reload can fix it later.
+    log.error('MCP servers not started', { error: (err as Error).message });
+  }
+
+  const agent = config.llm ? new ToolAgent({ ...config.llm, logger: log }) : undefined;
+  const hub = new EventHub({
+    logger: log,
+    keepaliveMs: config.keepaliveMs,
+    serviceInfo: { service: 'alert-dispatch', version: '1.0.0', adk_enabled: Boolean(agent), mcp_enabled: mcp.status().enabled },
+  });
+  const dispatcher = new Dispatcher({ registry, subscriptions, dedup: new DedupStore(clock, config.dedupMaxEntries), events: hub, logger: log, agent, policy, clock });
+  const { app } = createApp({
+    logger: log,
+    dispatcher,
+    registry,
+    subscriptions,
+    agentEnabled: Boolean(agent),
+    mcp,
+    streams: hub,
+    policy,
+    clock,
+    bodyLimit: config.bodyLimit,
+  });
+  const server = await listen(app, {
+    port: config.port,
+    host: config.host,
+    logger: log,
+    name: 'alert-dispatch',
+    beforeClose: [() => dispatcher.drain(), () => hub.close()],
+  });
+  hub.attach(server.server);
+  log.info('alert dispatch ready', {
+    agent: Boolean(agent),
+    model: config.llm?.model,
+    webhook: Boolean(config.webhookUrl),
+    mqtt: Boolean(config.mqttBroker),
+    subscriptions: initial.count,
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: server.url,
+    close: () =>
+      (closing ??= (async () => {
+        subscriptions.close();
+        await server.close();
+        await Promise.allSettled([mcp.close(), mqtt.close()]);
+      })()),
+  };
+}

@@ -1,0 +1,42 @@
+import Joi from 'joi';
+
+/** Body of every error answer. */
+export const errorBody = Joi.object({
+  detail: Joi.string().required(),
+  errors: Joi.array()
+    .items(Joi.object({ loc: Joi.array().items(Joi.string()), msg: Joi.string(), type: Joi.string() }))
+    .description('Only for 422 validation failures: one entry per invalid field'),
+});
+
+/** The action response. */
+export const actionResponseBody = Joi.object({
+  event_id: Joi.string(),
+  source_id: Joi.string(),
+  alert_name: Joi.string(),
+  actions_taken: Joi.array().items(Joi.string()).description('Tools that completed successfully, in resolved order'),
+  snapshot_path: Joi.string().allow(null),
+  duration_ms: Joi.number(),
+  timestamp: Joi.string().description('ISO-8601 with offset'),
+  suppressed: Joi.string().valid('answer_no', 'duplicate').allow(null).description('Why no tool ran, if so'),
+  mode: Joi.string().valid('agent', 'rules', 'none').description('Who chose the tools'),
+  tools_requested: Joi.array().items(Joi.string()).description('Resolved tool list (request, subscription, fallback, escalation)'),
+  failed_tools: Joi.array().items(Joi.object({ name: Joi.string(), error: Joi.string() })),
+});
+
+/** The flexible alert response. */
+export const flexibleAlertResponseBody = Joi.object({
+  status: Joi.string().valid('accepted'),
+  alert_type: Joi.string(),
+  timestamp: Joi.string().description('ISO-8601 with offset'),
+  event_id: Joi.string().description('Id of the dispatch started for this alert'),
+});
+
+/** One entry of the tool list. */
+export const toolInfoBody = Joi.object({
+  name: Joi.string(),
+  enabled: Joi.boolean(),
+  description: Joi.string().allow(''),
+  requires_env: Joi.array().items(Joi.string()),
+  source: Joi.string().valid('builtin', 'mcp'),
+  server: Joi.string().description('MCP server of an MCP tool'),
+});

@@ -1,0 +1,133 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import YAML from 'yaml';
+import type { Logger } from '../../lib/log/index.js';
+import type { SubscriptionDefaults } from '../dispatch/resolve-tools.js';
+import type { DedupSpec, EscalationSpec, ToolArguments } from '../dispatch/types.js';
+import { subscriptionFileSchema } from './subscription-schema.js';
+
+/** A validated subscription entry. */
+export interface SubscriptionEntry extends SubscriptionDefaults {
+  alert_name: string;
+  tools: string[];
+  tool_arguments: ToolArguments;
+  dedup?: DedupSpec;
+  escalation?: EscalationSpec;
+}
+
+/** Outcome of a (re)load: `ok` false keeps the previous entries and says why in `error`. */
+export interface ReloadOutcome {
+  ok: boolean;
+  file: string | null;
+  count: number;
+  error: string | null;
+  loaded_at: string | null;
+}
+
+/** Parses and validates subscriptions YAML text; throws an Error naming every problem. */
+export function parseSubscriptions(text: string): SubscriptionEntry[] {
+  const doc = YAML.parse(text) ?? {};
+  const { value, error } = subscriptionFileSchema.validate(doc, {
+    abortEarly: false,
+    convert: true,
+    errors: { wrap: { label: false } },
+  });
+  if (error) throw new Error(error.details.map((d) => d.message).join('; '));
+  return value.subscriptions as SubscriptionEntry[];
+}
+
+/**
+ * The subscription entries of ALERT_SUBSCRIPTIONS_FILE, kept in memory. A missing file means no entries; a bad
+ * file keeps the previous entries and records why. `watch()` reloads on changes in the file's directory (debounced,
+ * so editors that write in several steps cause one reload).
+ */
+export class SubscriptionStore {
+  private entries = new Map<string, SubscriptionEntry>();
+  private outcome: ReloadOutcome;
+  private watcher?: FSWatcher;
+  private debounce?: NodeJS.Timeout;
+  private reloading: Promise<ReloadOutcome> = Promise.resolve(undefined as never);
+
+  constructor(
+    private readonly file: string | undefined,
+    private readonly logger: Logger,
+    private readonly debounceMs = 200,
+  ) {
+    this.outcome = { ok: true, file: file ?? null, count: 0, error: null, loaded_at: null };
+  }
+
+  /** Entry for an alert name. */
+  find(alertName: string): SubscriptionEntry | undefined {
+    return this.entries.get(alertName);
+  }
+
+  /** All entries, in file order. */
+  list(): SubscriptionEntry[] {
+    return [...this.entries.values()];
+  }
+
+  /** Result of the latest load. */
+  status(): ReloadOutcome {
+    return { ...this.outcome };
+  }
+
+  /** Reads the file again; reloads never overlap. */
+  reload(): Promise<ReloadOutcome> {
+    this.reloading = this.reloading.catch(() => undefined).then(() => this.load());
+    return this.reloading;
+  }
+
+  /** Starts watching the file's directory (no-op without a file or when the directory is missing). */
+  watch(): void {
+    if (!this.file || this.watcher) return;
+    const dir = path.dirname(this.file);
+    const base = path.basename(this.file);
+    try {
+      this.watcher = watch(dir, (_event, name) => {
+        if (name !== null && name.toString() !== base) return;
+        clearTimeout(this.debounce);
+        this.debounce = setTimeout(() => void this.reload(), this.debounceMs);
+      });
+      this.watcher.on('error', (err) => this.logger.warn('subscriptions watch failed', { error: err.message }));
+    } catch (err) {
+      this.logger.warn('cannot watch subscriptions directory', { dir, error: (err as Error).message });
+    }
+  }
+
+  /** Stops watching. */
+  close(): void {
+    clearTimeout(this.debounce);
+    this.watcher?.close();
+    this.watcher = undefined;
+  }
+
+  private async load(): Promise<ReloadOutcome> {
+    const now = new Date().toISOString();
+    if (!this.file) return (this.outcome = { ...this.outcome, ok: true, count: 0, loaded_at: now });
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return this.fail(`cannot read file: ${(err as Error).message}`);
+      this.logger.warn('subscriptions file not found; no subscriptions', { file: this.file });
+      this.entries = new Map();
+      return (this.outcome = { ok: true, file: this.file, count: 0, error: null, loaded_at: now });
+    }
+    let parsed: SubscriptionEntry[];
+    try {
+      parsed = parseSubscriptions(text);
+    } catch (err) {
+      return this.fail((err as Error).message);
+    }
+    this.entries = new Map(parsed.map((e) => [e.alert_name, e]));
+    this.logger.info('subscriptions loaded', { file: this.file, count: parsed.length });
+    return (this.outcome = { ok: true, file: this.file, count: parsed.length, error: null, loaded_at: now });
+  }
+
+  private fail(error: string): ReloadOutcome {
+    this.logger.error('subscriptions file rejected; keeping previous entries', { file: this.file, error, kept: this.entries.size });
+    this.outcome = { ...this.outcome, ok: false, count: this.entries.size, error };
+    return { ...this.outcome };
+  }
+}

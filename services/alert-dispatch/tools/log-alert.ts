@@ -1,0 +1,18 @@
+import { alertSummary, NO_PARAMETERS, type DispatchTool } from './tool.js';
+
+/** `log_alert`: one structured log line per alert. Always enabled. */
+export function logAlertTool(): DispatchTool {
+  return {
+    name: 'log_alert',
+    description: 'Write the alert to the application log as one structured line.',
+    requiresEnv: [],
+    source: 'builtin',
+    parameters: NO_PARAMETERS,
+    enabled: () => true,
+    runnable: () => true,
+    async run({ request, snapshotPath, logger }) {
+      logger.info('alert', { tool: 'log_alert', ...alertSummary(request, snapshotPath) });
+      return { logged: true };
+    },
+  };
+}
