@@ -70,6 +70,8 @@ export interface WeaviateVectorStoreOptions {
   client: WeaviateClientApi;
   collection: string;
   dimension: number;
+  /** The server's QUERY_MAXIMUM_RESULTS: deleteMany removes at most this many per call. Default 10000. */
+  deletePageSize?: number;
 }
 
 /** Connection settings for a Weaviate server (REST on `url`, gRPC on `grpcUrl`, default same host port 50051). */
@@ -81,7 +83,7 @@ export interface WeaviateConnectionOptions {
 
 /** Objects per insertMany call: keeps each gRPC batch message well below server limits. */
 export const INSERT_BATCH = 200;
-/** Weaviate deletes at most QUERY_MAXIMUM_RESULTS (default 10000) objects per deleteMany; repeat while it is full. */
+/** Weaviate's default QUERY_MAXIMUM_RESULTS: the most objects one deleteMany removes. */
 export const DELETE_PAGE = 10_000;
 
 /** VectorStore on a Weaviate collection (vectors supplied by us, cosine HNSW). The client is injected. */
@@ -94,6 +96,7 @@ export class WeaviateVectorStore implements VectorStore {
     private readonly collection: WeaviateCollectionApi,
     readonly collectionName: string,
     readonly dimension: number,
+    private readonly deletePageSize: number,
   ) {}
 
   /** Uses the collection, creating it (with the canonical properties) when missing. */
@@ -115,7 +118,13 @@ export class WeaviateVectorStore implements VectorStore {
         if (!(await client.collections.exists(name))) throw err;
       }
     });
-    const store = new WeaviateVectorStore(client, client.collections.get(name), name, dimension);
+    const store = new WeaviateVectorStore(
+      client,
+      client.collections.get(name),
+      name,
+      dimension,
+      options.deletePageSize ?? DELETE_PAGE,
+    );
     await store.refreshProperties();
     return store;
   }
@@ -171,7 +180,8 @@ export class WeaviateVectorStore implements VectorStore {
         throw new VectorStoreUnavailableError(`Weaviate failed to delete ${result.failed} object(s)`);
       }
       deleted += result.successful;
-      if (result.matches < DELETE_PAGE || result.successful === 0) return deleted;
+      // A full page means more may match: the server stops at its query limit, so ask again.
+      if (result.matches < this.deletePageSize || result.successful === 0) return deleted;
     }
   }
 

@@ -1,0 +1,407 @@
+import { describe, expect, it } from '@jest/globals';
+import weaviate, { generateUuid5, type FilterValue, type WeaviateClient } from 'weaviate-client';
+import { CONTRACT_DIMENSION, describeVectorStoreContract } from './vector-store.contract.js';
+import { VectorStoreUnavailableError } from './vector-store.js';
+import type { WeaviatePropertyDefinition } from './weaviate-mapping.js';
+import {
+  connectWeaviate,
+  DELETE_PAGE,
+  INSERT_BATCH,
+  WeaviateVectorStore,
+  type WeaviateClientApi,
+  type WeaviateCollectionApi,
+  type WeaviateObject,
+} from './weaviate-store.js';
+
+interface StoredObject {
+  properties: Record<string, unknown>;
+  vector: number[];
+}
+
+/**
+ * An in-memory stand-in for a Weaviate server behind the client calls the adapter makes. It records every call and
+ * behaves like Weaviate where the adapter depends on it: unknown properties are refused (auto-schema off), filters
+ * are evaluated (Equal, ContainsAny, Like '*', And), nearVector ranks by cosine distance, deleteMany caps a page.
+ */
+class FakeWeaviate implements WeaviateClientApi {
+  readonly calls: Array<{ op: string; args: unknown[] }> = [];
+  readonly schemas = new Map<string, WeaviatePropertyDefinition[]>();
+  readonly objects = new Map<string, Map<string, StoredObject>>();
+  ready = true;
+  failNext?: Error;
+  deletePage = DELETE_PAGE;
+
+  private record(op: string, ...args: unknown[]): void {
+    this.calls.push({ op, args: structuredClone(args) });
+    const failure = this.failNext;
+    this.failNext = undefined;
+    if (failure) throw failure;
+  }
+
+  callsOf(op: string): unknown[][] {
+    return this.calls.filter((call) => call.op === op).map((call) => call.args);
+  }
+
+  async isReady(): Promise<boolean> {
+    this.record('isReady');
+    return this.ready;
+  }
+
+  async close(): Promise<void> {
+    this.record('close');
+  }
+
+  readonly collections = {
+    exists: async (name: string) => {
+      this.record('exists', name);
+      return this.schemas.has(name);
+    },
+    create: async (config: { name: string; properties: WeaviatePropertyDefinition[]; vectorizers: unknown }) => {
+      this.record('create', config);
+      this.schemas.set(config.name, [...config.properties]);
+      this.objects.set(config.name, new Map());
+    },
+    get: (name: string): WeaviateCollectionApi => this.collection(name),
+  };
+
+  private collection(name: string): WeaviateCollectionApi {
+    const schema = () => this.schemas.get(name)!;
+    const objects = () => this.objects.get(name)!;
+    const known = (property: string) => schema().some((p) => p.name === property);
+    const matches = (object: StoredObject, filter: FilterValue | undefined): boolean => {
+      if (!filter) return true;
+      if (filter.operator === 'And') return (filter.filters ?? []).every((f) => matches(object, f));
+      const property = (filter.target as { property: string }).property;
+      if (!known(property)) throw new Error(`no such prop with name '${property}' found in class '${name}'`);
+      const value = object.properties[property];
+      switch (filter.operator) {
+        case 'Equal':
+          return value === filter.value;
+        case 'ContainsAny':
+          return Array.isArray(value) && (filter.value as unknown[]).some((v) => value.includes(v));
+        case 'Like':
+          if (filter.value !== '*') throw new Error('fake supports only Like "*"');
+          return value !== undefined;
+        default:
+          throw new Error(`fake does not support ${filter.operator}`);
+      }
+    };
+    return {
+      data: {
+        insertMany: async (batch: WeaviateObject[]) => {
+          this.record('insertMany', batch);
+          const errors: Record<number, { message: string }> = {};
+          batch.forEach((object, index) => {
+            const unknown = Object.keys(object.properties).find((p) => !known(p));
+            if (unknown) errors[index] = { message: `no such prop with name '${unknown}'` };
+            else objects().set(object.id, { properties: { ...object.properties }, vector: object.vectors });
+          });
+          return { hasErrors: Object.keys(errors).length > 0, errors };
+        },
+        deleteMany: async (where: FilterValue) => {
+          this.record('deleteMany', where);
+          const hits = [...objects()].filter(([, object]) => matches(object, where)).slice(0, this.deletePage);
+          for (const [id] of hits) objects().delete(id);
+          return { successful: hits.length, failed: 0, matches: hits.length };
+        },
+      },
+      query: {
+        nearVector: async (vector: number[], options: { limit: number; filters?: FilterValue }) => {
+          this.record('nearVector', vector, options);
+          const ranked = [...objects()]
+            .filter(([, object]) => matches(object, options.filters))
+            .map(([uuid, object]) => ({
+              uuid,
+              properties: structuredClone(object.properties),
+              metadata: { distance: 1 - cosine(vector, object.vector) },
+            }))
+            .sort((a, b) => a.metadata.distance - b.metadata.distance);
+          return { objects: ranked.slice(0, options.limit) };
+        },
+      },
+      aggregate: {
+        overAll: async (options?: { filters?: FilterValue }) => {
+          this.record('overAll', options);
+          return { totalCount: [...objects().values()].filter((o) => matches(o, options?.filters)).length };
+        },
+      },
+      config: {
+        get: async () => {
+          this.record('config.get');
+          return { properties: schema().map((p) => ({ name: p.name })) };
+        },
+        addProperty: async (property: WeaviatePropertyDefinition) => {
+          this.record('addProperty', property);
+          if (known(property.name)) throw new Error(`property ${property.name} already exists`);
+          schema().push(property);
+        },
+      },
+    };
+  }
+}
+
+function cosine(a: number[], b: number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
+describeVectorStoreContract('weaviate adapter on an in-memory Weaviate stand-in', async () => {
+  const fake = new FakeWeaviate();
+  return {
+    store: await WeaviateVectorStore.open({ client: fake, collection: 'Embeddings', dimension: CONTRACT_DIMENSION }),
+  };
+});
+
+const weaviateUrl = process.env.WEAVIATE_URL;
+if (weaviateUrl) {
+  let counter = 0;
+  describeVectorStoreContract(`weaviate server at ${weaviateUrl}`, async () => {
+    const collection = `ArgusContract${Date.now()}x${++counter}`;
+    const client = await connectWeaviate({
+      url: weaviateUrl,
+      grpcUrl: process.env.WEAVIATE_GRPC_URL,
+      apiKey: process.env.WEAVIATE_API_KEY,
+    });
+    const store = await WeaviateVectorStore.open({ client, collection, dimension: CONTRACT_DIMENSION });
+    return {
+      store,
+      cleanup: async () => {
+        const admin = (await connectWeaviate({
+          url: weaviateUrl,
+          grpcUrl: process.env.WEAVIATE_GRPC_URL,
+          apiKey: process.env.WEAVIATE_API_KEY,
+        })) as unknown as WeaviateClient;
+        await admin.collections.delete(collection);
+        await admin.close();
+      },
+    };
+  });
+} else {
+  describe.skip('VectorStore contract: weaviate server (skipped: WEAVIATE_URL is not set and no Weaviate can run on this machine)', () => {
+    it('needs WEAVIATE_URL', () => undefined);
+  });
+}
+
+describe('WeaviateVectorStore requests', () => {
+  let fake: FakeWeaviate;
+  const open = async () => {
+    fake = new FakeWeaviate();
+    return WeaviateVectorStore.open({ client: fake, collection: 'Frames', dimension: 3 });
+  };
+
+  it('creates a missing collection with canonical typed properties, self-provided vectors and cosine HNSW', async () => {
+    await open();
+    const [[config]] = fake.callsOf('create') as [
+      [{ name: string; properties: WeaviatePropertyDefinition[]; vectorizers: unknown }],
+    ];
+    expect(config.name).toBe('Frames');
+    const text = { dataType: 'text', tokenization: 'field', indexFilterable: true, indexSearchable: false };
+    expect(config.properties).toEqual([
+      { name: 'record_id', ...text },
+      { name: 'video_id', ...text },
+      { name: 'bucket_name', ...text },
+      { name: 'video_name', ...text },
+      { name: 'source_path', ...text },
+      { name: 'frame_id', dataType: 'int', indexFilterable: true, indexRangeFilters: true },
+      { name: 'timestamp', dataType: 'number', indexFilterable: true, indexRangeFilters: true },
+      { name: 'tags', ...text, dataType: 'text[]' },
+      { name: 'label', ...text },
+      { name: 'kind', ...text },
+      { name: 'extra', dataType: 'text', indexFilterable: false, indexSearchable: false },
+    ]);
+    expect(config.vectorizers).toEqual(
+      weaviate.configure.vectors.selfProvided({
+        vectorIndexConfig: weaviate.configure.vectorIndex.hnsw({ distanceMetric: 'cosine' }),
+      }),
+    );
+    expect(config.vectorizers).toMatchObject({
+      vectorizer: { name: 'none' },
+      vectorIndex: { config: { distance: 'cosine' } },
+    });
+  });
+
+  it('uses an existing collection as it is', async () => {
+    fake = new FakeWeaviate();
+    fake.schemas.set('Frames', [{ name: 'record_id', dataType: 'text' }]);
+    fake.objects.set('Frames', new Map());
+    await WeaviateVectorStore.open({ client: fake, collection: 'Frames', dimension: 3 });
+    expect(fake.callsOf('create')).toEqual([]);
+  });
+
+  it('inserts objects with uuid5 ids, typed canonical properties, JSON user fields and the exact vectors', async () => {
+    const store = await open();
+    await store.insert([
+      {
+        id: 'frame-1',
+        vector: new Float32Array([0.5, 0.25, -1]),
+        metadata: {
+          video_id: 'v1',
+          bucket_name: 'b',
+          frame_id: 7,
+          timestamp: 3.5,
+          tags: ['car'],
+          label: null,
+          camera: 'cam-1',
+          hint: 2,
+          'Odd Key': true,
+          colors: ['red'],
+        },
+      },
+    ]);
+    expect(fake.callsOf('addProperty').map(([p]) => p)).toEqual([
+      { name: 'm_camera', dataType: 'text', tokenization: 'field', indexFilterable: true, indexSearchable: false },
+      { name: 'm_hint', dataType: 'text', tokenization: 'field', indexFilterable: true, indexSearchable: false },
+      {
+        name: `mx_${Buffer.from('Odd Key').toString('hex')}`,
+        dataType: 'text',
+        tokenization: 'field',
+        indexFilterable: true,
+        indexSearchable: false,
+      },
+    ]);
+    const [[objects]] = fake.callsOf('insertMany') as [[WeaviateObject[]]];
+    expect(objects).toEqual([
+      {
+        id: generateUuid5('frame-1'),
+        vectors: [0.5, 0.25, -1],
+        properties: {
+          record_id: 'frame-1',
+          video_id: 'v1',
+          bucket_name: 'b',
+          frame_id: 7,
+          timestamp: 3.5,
+          tags: ['car'],
+          m_camera: '"cam-1"',
+          m_hint: '2',
+          [`mx_${Buffer.from('Odd Key').toString('hex')}`]: 'true',
+          extra: JSON.stringify({ label: null, camera: 'cam-1', hint: 2, 'Odd Key': true, colors: ['red'] }),
+        },
+      },
+    ]);
+  });
+
+  it(`sends inserts in batches of ${INSERT_BATCH}`, async () => {
+    const store = await open();
+    const records = Array.from({ length: 450 }, (_, i) => ({
+      id: `r${i}`,
+      vector: [1, i, 0],
+      metadata: { video_id: 'v' },
+    }));
+    await store.insert(records);
+    expect(fake.callsOf('insertMany').map(([batch]) => (batch as unknown[]).length)).toEqual([200, 200, 50]);
+  });
+
+  it('searches with nearVector, limit, an And of Equal/ContainsAny filters and distance metadata', async () => {
+    const store = await open();
+    await store.insert([{ id: 'a', vector: [1, 0, 0], metadata: { video_id: 'v1', tags: ['car'], camera: 'c1' } }]);
+    const hits = await store.search(new Float32Array([1, 0, 0]), 5, {
+      equals: { video_id: 'v1', frame_id: 3, camera: 'c1' },
+      tagsAny: ['car', 'bus'],
+    });
+    const [[vector, options]] = fake.callsOf('nearVector');
+    expect(vector).toEqual([1, 0, 0]);
+    expect(options).toEqual({
+      limit: 5,
+      returnMetadata: ['distance'],
+      filters: {
+        operator: 'And',
+        value: null,
+        filters: [
+          { operator: 'Equal', target: { property: 'video_id' }, value: 'v1' },
+          { operator: 'Equal', target: { property: 'frame_id' }, value: 3 },
+          { operator: 'Equal', target: { property: 'm_camera' }, value: '"c1"' },
+          { operator: 'ContainsAny', target: { property: 'tags' }, value: ['car', 'bus'] },
+        ],
+      },
+    });
+    expect(hits).toEqual([]);
+    const single = await store.search([1, 0, 0], 1, { equals: { video_id: 'v1' } });
+    expect(fake.callsOf('nearVector')[1][1]).toEqual({
+      limit: 1,
+      returnMetadata: ['distance'],
+      filters: { operator: 'Equal', target: { property: 'video_id' }, value: 'v1' },
+    });
+    expect(single).toEqual([{ id: 'a', score: 1, metadata: { video_id: 'v1', tags: ['car'], camera: 'c1' } }]);
+    await store.search([1, 0, 0], 2);
+    expect(fake.callsOf('nearVector')[2][1]).toEqual({ limit: 2, returnMetadata: ['distance'] });
+  });
+
+  it('answers without a request when no record can match', async () => {
+    const store = await open();
+    const before = fake.calls.length;
+    expect(await store.search([1, 0, 0], 3, { equals: { frame_id: 'seven' } })).toEqual([]);
+    expect(await store.count({ equals: { timestamp: true } })).toBe(0);
+    expect(fake.calls.slice(before).map((c) => c.op)).toEqual([]);
+    // An unknown user key is looked up once more (another replica may have added it), then answered locally.
+    expect(await store.delete({ equals: { never_seen: 'x' } })).toBe(0);
+    expect(fake.calls.slice(before).map((c) => c.op)).toEqual(['config.get']);
+  });
+
+  it('deletes with deleteMany by filter, repeating while pages come back full, and everything with Like "*"', async () => {
+    fake = new FakeWeaviate();
+    fake.deletePage = 2;
+    const store = await WeaviateVectorStore.open({
+      client: fake,
+      collection: 'Frames',
+      dimension: 3,
+      deletePageSize: 2,
+    });
+    await store.insert(
+      Array.from({ length: 5 }, (_, i) => ({ id: `r${i}`, vector: [1, 0, i], metadata: { video_id: 'v1' } })),
+    );
+    await store.insert([{ id: 'other', vector: [0, 1, 0], metadata: { video_id: 'v2' } }]);
+    expect(await store.delete({ equals: { video_id: 'v1' } })).toBe(5);
+    const byVideo = { operator: 'Equal', target: { property: 'video_id' }, value: 'v1' };
+    expect(fake.callsOf('deleteMany')).toEqual([[byVideo], [byVideo], [byVideo]]);
+    expect(await store.delete({})).toBe(1);
+    expect(fake.callsOf('deleteMany')[3]).toEqual([
+      { operator: 'Like', target: { property: 'record_id' }, value: '*' },
+    ]);
+    expect(await store.count()).toBe(0);
+  });
+
+  it('counts with aggregate.overAll, filtered or not', async () => {
+    const store = await open();
+    await store.insert([{ id: 'a', vector: [1, 0, 0], metadata: { bucket_name: 'b1' } }]);
+    expect(await store.count()).toBe(1);
+    expect(await store.count({ equals: { bucket_name: 'b1' } })).toBe(1);
+    expect(fake.callsOf('overAll')).toEqual([
+      [undefined],
+      [{ filters: { operator: 'Equal', target: { property: 'bucket_name' }, value: 'b1' } }],
+    ]);
+  });
+
+  it('reports failures as VectorStoreUnavailableError', async () => {
+    const store = await open();
+    fake.ready = false;
+    await expect(store.health()).rejects.toThrow(VectorStoreUnavailableError);
+    fake.failNext = new Error('connect ECONNREFUSED');
+    await expect(store.health()).rejects.toThrow(VectorStoreUnavailableError);
+    fake.failNext = new Error('grpc unavailable');
+    await expect(store.search([1, 0, 0], 1)).rejects.toThrow(VectorStoreUnavailableError);
+    fake.failNext = new Error('boom');
+    await expect(store.count()).rejects.toThrow(VectorStoreUnavailableError);
+  });
+
+  it('reports objects the server rejects', async () => {
+    const store = await open();
+    fake.schemas.get('Frames')!.splice(0); // the server lost its schema: every property is unknown now
+    (store as unknown as { properties: Set<string> }).properties.add('m_x');
+    await expect(store.insert([{ id: 'a', vector: [1, 0, 0], metadata: { x: 1 } }])).rejects.toThrow(
+      VectorStoreUnavailableError,
+    );
+  });
+
+  it('connectWeaviate fails with VectorStoreUnavailableError when nothing listens', async () => {
+    await expect(connectWeaviate({ url: 'http://127.0.0.1:9', grpcUrl: 'http://127.0.0.1:9' })).rejects.toThrow(
+      VectorStoreUnavailableError,
+    );
+  });
+});
