@@ -1,0 +1,322 @@
+import { cropDetection } from '../../lib/inference/crop.js';
+import type { Detector, ImageEmbedder, RgbImage } from '../../lib/inference/roles.js';
+import type { FfmpegPaths } from '../../lib/media/ffmpeg-paths.js';
+import { decodeImage } from '../../lib/media/image-decode.js';
+import { probeVideo } from '../../lib/media/probe-video.js';
+import { extractFrames, type VideoFrame } from '../../lib/media/video-frames.js';
+import type { MetadataValue, VectorRecord, VectorStore } from '../../lib/vectors/vector-store.js';
+import { BoundedQueue } from './bounded-queue.js';
+import {
+  assertNoReservedKeys,
+  buildEmbeddingMetadata,
+  type EmbeddingSubject,
+  type MediaMetadataBase,
+} from './metadata.js';
+import { embeddingRecordId } from './record-id.js';
+import { PipelineClock, type EmbedMediaResult, type EmbedBatchStats } from './pipeline-stats.js';
+
+/** The log methods the pipeline uses (a winston Logger fits). */
+export interface PipelineLogger {
+  info(message: string, meta?: Record<string, unknown>): unknown;
+  warn(message: string, meta?: Record<string, unknown>): unknown;
+  debug(message: string, meta?: Record<string, unknown>): unknown;
+}
+
+/** What embedMedia works with: the two models, the vector store, a logger and optionally configured ffmpeg paths. */
+export interface EmbedMediaDeps {
+  imageEmbedder: ImageEmbedder;
+  detector: Detector;
+  vectors: VectorStore;
+  logger: PipelineLogger;
+  ffmpegPaths?: Partial<FfmpegPaths>;
+}
+
+/** One media item to embed. */
+export interface EmbedMediaRequest {
+  /** Local file (ffmpeg needs a seekable file for MP4). */
+  localPath: string;
+  kind: 'video' | 'image';
+  bucketName: string;
+  videoId: string;
+  filename: string;
+  /** Every Nth frame (videos; 1–60 at the HTTP layer). Ignored for images. */
+  frameInterval: number;
+  detection: { enabled: boolean; confidence: number };
+  tags: string[];
+  /** User metadata stored as top-level keys; must not use canonical keys (ReservedMetadataKeyError). */
+  extraMetadata?: Record<string, MetadataValue>;
+  /** Origin path of media referenced in place (directory ingest with store_copy=false). */
+  sourcePath?: string;
+  videoUrl: string;
+  /** ISO-8601 time the media was received. */
+  uploadedAt: string;
+  /** Cooperative cancellation, checked between frames; an aborted run is rolled back like a failed one. */
+  signal?: AbortSignal;
+}
+
+/** Pipeline tuning; the defaults suit a 2-core CPU machine. */
+export interface EmbedMediaOptions {
+  /** Images per embedder call. */
+  embedBatchSize?: number;
+  /** Records per vector-store insert (fewer, larger inserts keep LanceDB fragments few). */
+  writeBatchSize?: number;
+  /** Decoded frames ffmpeg may run ahead of detection. */
+  frameQueueDepth?: number;
+  /** ffmpeg decoder threads (default: ffmpeg's choice). */
+  decodeThreads?: number;
+}
+
+const DEFAULTS = { embedBatchSize: 8, writeBatchSize: 64, frameQueueDepth: 4 } as const;
+
+/** One image to embed: a whole frame/image or an object crop, with what its metadata needs. */
+interface EmbedItem {
+  image: RgbImage;
+  subject: EmbeddingSubject;
+}
+
+/**
+ * Embeds one video (every `frameInterval`-th frame) or image, plus, with detection on, every detected object crop
+ * scoring at least `detection.confidence`, and stores the vectors with canonical metadata.
+ *
+ * Stages run concurrently, linked by bounded queues: ffmpeg decodes ahead (separate process) → detection + cropping
+ * → embedding in batches of `embedBatchSize` → inserts of up to `writeBatchSize` records. A slow stage blocks the
+ * earlier ones (backpressure), so memory stays bounded whatever the video length.
+ *
+ * Failure semantics: if any stage fails or `signal` aborts after the first insert began, every vector of
+ * (bucketName, videoId) is deleted before the error is rethrown, so a video is never left half-embedded. (That also
+ * removes vectors an earlier run stored for the same video_id: callers re-processing a video replace it anyway.)
+ */
+export async function embedMedia(
+  deps: EmbedMediaDeps,
+  request: EmbedMediaRequest,
+  options: EmbedMediaOptions = {},
+): Promise<EmbedMediaResult> {
+  const embedBatchSize = options.embedBatchSize ?? DEFAULTS.embedBatchSize;
+  const writeBatchSize = options.writeBatchSize ?? DEFAULTS.writeBatchSize;
+  assertNoReservedKeys(request.extraMetadata);
+  request.signal?.throwIfAborted();
+  const clock = new PipelineClock();
+  const isVideo = request.kind === 'video';
+  const frameInterval = isVideo ? Math.floor(request.frameInterval) : 1;
+  if (!(frameInterval >= 1))
+    throw new RangeError(`frame interval must be a positive integer: ${request.frameInterval}`);
+
+  const videoInfo = isVideo
+    ? await probeVideo(request.localPath, { paths: deps.ffmpegPaths, signal: request.signal })
+    : undefined;
+  const info = videoInfo ?? { fps: 0, totalFrames: 1, durationSeconds: 0 };
+  const base: MediaMetadataBase = {
+    bucketName: request.bucketName,
+    videoId: request.videoId,
+    filename: request.filename,
+    mediaType: request.kind,
+    frameInterval,
+    fps: info.fps,
+    totalFrames: info.totalFrames,
+    durationSeconds: info.durationSeconds,
+    tags: request.tags,
+    uploadedAt: request.uploadedAt,
+    videoUrl: request.videoUrl,
+    sourcePath: request.sourcePath,
+    extra: request.extraMetadata,
+  };
+
+  // One controller stops every stage: the caller's abort, or the first stage to fail.
+  const stop = new AbortController();
+  const onCallerAbort = () => stop.abort(request.signal?.reason);
+  request.signal?.addEventListener('abort', onCallerAbort, { once: true });
+
+  const frames = new BoundedQueue<VideoFrame>(options.frameQueueDepth ?? DEFAULTS.frameQueueDepth);
+  const items = new BoundedQueue<EmbedItem>(embedBatchSize * 2);
+  const records = new BoundedQueue<VectorRecord[]>(Math.max(2, Math.ceil((writeBatchSize * 2) / embedBatchSize)));
+  const queues = [frames, items, records];
+  let failure: { error: unknown } | undefined;
+  const failAll = (error: unknown) => {
+    failure ??= { error };
+    if (!stop.signal.aborted) stop.abort(error);
+    for (const queue of queues) queue.fail(error);
+  };
+  stop.signal.addEventListener('abort', () => failAll(stop.signal.reason), { once: true });
+  const stage = (run: () => Promise<void>, output?: BoundedQueue<unknown>) =>
+    run().then(
+      () => output?.close(),
+      (error: unknown) => failAll(error),
+    );
+
+  let insertStarted = false;
+  let framesExtracted = 0;
+  let cropsDetected = 0;
+  let itemsEmbedded = 0;
+  let embeddingsStored = 0;
+  const batches: EmbedBatchStats[] = [];
+
+  const decode = async () => {
+    if (!isVideo) {
+      const image = await clock.time('decode', () => decodeImage(request.localPath));
+      framesExtracted = 1;
+      await frames.push({ frameId: 0, timestampSeconds: 0, image });
+      return;
+    }
+    const source = extractFrames(request.localPath, {
+      every: frameInterval,
+      info: videoInfo,
+      paths: deps.ffmpegPaths,
+      threads: options.decodeThreads,
+      signal: stop.signal,
+    });
+    try {
+      for (;;) {
+        const next = await clock.time('decode', () => source.next());
+        if (next.done) return;
+        framesExtracted++;
+        await frames.push(next.value);
+      }
+    } finally {
+      // Ends ffmpeg when this stage stops early (another stage failed while a frame was waiting for room).
+      await source.return(undefined);
+    }
+  };
+
+  const detect = async () => {
+    for (let frame = await frames.take(); frame; frame = await frames.take()) {
+      stop.signal.throwIfAborted();
+      const subject = {
+        kind: isVideo ? 'frame' : 'image',
+        frameId: frame.frameId,
+        timestampSeconds: frame.timestampSeconds,
+      } as const;
+      await items.push({ image: frame.image, subject });
+      if (!request.detection.enabled) continue;
+      const image = frame.image;
+      const detections = await clock.time('detect', () => deps.detector.detect(image, request.detection.confidence));
+      let cropId = 0;
+      for (const detection of detections) {
+        // The detector filters by minScore already; the check keeps the contract if an adapter does not.
+        if (detection.score < request.detection.confidence) continue;
+        cropsDetected++;
+        await items.push({
+          image: cropDetection(image, detection),
+          subject: {
+            kind: 'crop',
+            frameId: frame.frameId,
+            timestampSeconds: frame.timestampSeconds,
+            label: detection.label,
+            bbox: detection.box,
+            cropId: cropId++,
+            score: detection.score,
+          },
+        });
+      }
+    }
+  };
+
+  const embed = async () => {
+    for (;;) {
+      const batch: EmbedItem[] = [];
+      while (batch.length < embedBatchSize) {
+        const item = await items.take();
+        if (!item) break;
+        batch.push(item);
+      }
+      if (batch.length === 0) return;
+      const started = clock.elapsed();
+      const vectors = await clock.time('embed', () => deps.imageEmbedder.embed(batch.map((item) => item.image)));
+      if (vectors.length !== batch.length)
+        throw new Error(`embedder returned ${vectors.length} vectors for ${batch.length} images`);
+      const createdAt = new Date().toISOString();
+      const out = batch.map((item, i): VectorRecord => ({
+        id: recordId(request, item.subject),
+        vector: vectors[i],
+        metadata: buildEmbeddingMetadata(base, item.subject, createdAt),
+      }));
+      itemsEmbedded += batch.length;
+      batches.push({
+        index: batches.length,
+        items: batch.length,
+        crops: batch.filter((item) => item.subject.kind === 'crop').length,
+        first_frame_id: batch[0].subject.frameId,
+        last_frame_id: batch[batch.length - 1].subject.frameId,
+        started_at_s: round3(started),
+        embed_s: round3(clock.elapsed() - started),
+      });
+      await records.push(out);
+    }
+  };
+
+  const write = async () => {
+    let pending: VectorRecord[] = [];
+    const flush = async () => {
+      if (pending.length === 0) return;
+      stop.signal.throwIfAborted();
+      const chunk = pending;
+      pending = [];
+      insertStarted = true;
+      await clock.time('write', () => deps.vectors.insert(chunk));
+      embeddingsStored += chunk.length;
+      clock.count('writes');
+    };
+    for (let group = await records.take(); group; group = await records.take()) {
+      pending.push(...group);
+      if (pending.length >= writeBatchSize) await flush();
+    }
+    await flush();
+  };
+
+  await Promise.all([stage(decode, frames), stage(detect, items), stage(embed, records), stage(write)]);
+  request.signal?.removeEventListener('abort', onCallerAbort);
+
+  if (failure) {
+    const error = request.signal?.aborted ? request.signal.reason : failure.error;
+    if (insertStarted) await rollback(deps, request, error);
+    throw error;
+  }
+
+  const result = clock.result({
+    video: { fps: info.fps, totalFrames: info.totalFrames, durationSeconds: info.durationSeconds },
+    framesExtracted,
+    cropsDetected,
+    itemsAfterDetection: itemsEmbedded,
+    embeddingsStored,
+    embedBatchSize,
+    writeBatchSize,
+    peakQueue: { frames: frames.peak, items: items.peak, records: records.peak },
+    batches,
+  });
+  deps.logger.info('media embedded', {
+    bucket_name: request.bucketName,
+    video_id: request.videoId,
+    frames: framesExtracted,
+    crops: cropsDetected,
+    embeddings: embeddingsStored,
+    wall_s: result.stages.wall_s,
+  });
+  return result;
+}
+
+function recordId(request: EmbedMediaRequest, subject: EmbeddingSubject): string {
+  const crop = subject.kind === 'crop' ? subject.cropId : -1;
+  return embeddingRecordId([request.bucketName, request.videoId, subject.kind, subject.frameId, crop]);
+}
+
+async function rollback(deps: EmbedMediaDeps, request: EmbedMediaRequest, cause: unknown): Promise<void> {
+  const filter = { equals: { bucket_name: request.bucketName, video_id: request.videoId } };
+  try {
+    const deleted = await deps.vectors.delete(filter);
+    deps.logger.warn('embedding failed; removed the vectors written for this video', {
+      bucket_name: request.bucketName,
+      video_id: request.videoId,
+      deleted,
+      reason: (cause as Error)?.message ?? String(cause),
+    });
+  } catch (error) {
+    // The original failure is what the caller must see; the leftover is logged for an operator to clean up.
+    deps.logger.warn('embedding failed and removing its partial vectors failed too', {
+      bucket_name: request.bucketName,
+      video_id: request.videoId,
+      reason: (cause as Error)?.message ?? String(cause),
+      cleanup_error: (error as Error)?.message ?? String(error),
+    });
+  }
+}
+
+const round3 = (value: number) => Math.round(value * 1000) / 1000;
