@@ -1,0 +1,128 @@
+import { describe, expect, it } from '@jest/globals';
+import { DedupStore, dedupKey } from './dedup.js';
+import { resolvePlan } from './resolve-tools.js';
+import type { ActionRequest, DedupSpec } from './types.js';
+
+const request = (over: Partial<ActionRequest> = {}): ActionRequest => ({
+  event_id: 'e1',
+  source_id: 'cam-1',
+  alert_name: 'intrusion',
+  answer: 'YES',
+  reason: '',
+  consecutive_count: 1,
+  escalated: false,
+  payloads: [],
+  ...over,
+});
+
+const spec = (over: Partial<DedupSpec> = {}): DedupSpec => ({
+  enabled: true,
+  strategy: 'field_hash',
+  fields: ['source_id', 'alert_name'],
+  window_seconds: 60,
+  on_missing: 'skip',
+  ...over,
+});
+
+describe('DedupStore', () => {
+  it('suppresses a repeat inside the window and lets it through once the window has passed (hits do not extend it)', () => {
+    let now = 1_000_000;
+    const store = new DedupStore(() => now);
+    expect(store.check(request(), spec()).duplicate).toBe(false);
+    now += 30_000;
+    expect(store.check(request({ event_id: 'e2' }), spec()).duplicate).toBe(true);
+    now += 29_999; // 59.999 s after the first: still inside, although a hit happened at 30 s
+    expect(store.check(request(), spec()).duplicate).toBe(true);
+    now += 1; // 60 s after the first: the window counted from the first event is over
+    expect(store.check(request(), spec()).duplicate).toBe(false);
+    expect(store.check(request(), spec()).duplicate).toBe(true);
+  });
+
+  it('keys on the listed fields only, metadata paths included', () => {
+    const now = 0;
+    const store = new DedupStore(() => now);
+    const s = spec({ fields: ['source_id', 'metadata.zone'] });
+    expect(store.check(request({ metadata: { zone: 'A', other: 1 } }), s).duplicate).toBe(false);
+    expect(store.check(request({ alert_name: 'other', metadata: { other: 2, zone: 'A' } }), s).duplicate).toBe(true);
+    expect(store.check(request({ metadata: { zone: 'B' } }), s).duplicate).toBe(false);
+    expect(store.check(request({ source_id: 'cam-2', metadata: { zone: 'A' } }), s).duplicate).toBe(false);
+  });
+
+  it('skips dedup when a field is missing (on_missing skip) and hashes it as null with hash_missing', () => {
+    const store = new DedupStore(() => 0);
+    const skip = spec({ fields: ['metadata.track_id'] });
+    expect(dedupKey(request(), skip)).toBeNull();
+    expect(store.check(request(), skip)).toMatchObject({ duplicate: false, key: null });
+    expect(store.check(request(), skip).duplicate).toBe(false);
+    const hashMissing = spec({ fields: ['metadata.track_id'], on_missing: 'hash_missing' });
+    expect(store.check(request(), hashMissing).duplicate).toBe(false);
+    expect(store.check(request(), hashMissing).duplicate).toBe(true);
+    expect(store.check(request({ metadata: { track_id: null } }), hashMissing).duplicate).toBe(true);
+  });
+
+  it('does nothing when disabled', () => {
+    const store = new DedupStore(() => 0);
+    expect(store.check(request(), spec({ enabled: false })).duplicate).toBe(false);
+    expect(store.check(request(), spec({ enabled: false })).duplicate).toBe(false);
+    expect(store.check(request(), undefined).duplicate).toBe(false);
+    expect(store.size).toBe(0);
+  });
+
+  it('stays bounded: the oldest keys go first', () => {
+    const store = new DedupStore(() => 0, 3);
+    for (const id of ['a', 'b', 'c', 'd']) store.check(request({ source_id: id }), spec());
+    expect(store.size).toBe(3);
+    expect(store.check(request({ source_id: 'd' }), spec()).duplicate).toBe(true);
+    expect(store.check(request({ source_id: 'a' }), spec()).duplicate).toBe(false); // evicted, so new again
+  });
+
+  it('drops expired keys when new ones arrive', () => {
+    let now = 0;
+    const store = new DedupStore(() => now);
+    store.check(request({ source_id: 'a' }), spec({ window_seconds: 1 }));
+    now = 5000;
+    store.check(request({ source_id: 'b' }), spec({ window_seconds: 1 }));
+    expect(store.size).toBe(1);
+  });
+});
+
+describe('resolvePlan', () => {
+  const sub = {
+    tools: ['log_alert', 'trigger_webhook'],
+    tool_arguments: { trigger_webhook: { url: 'http://sub' }, publish_mqtt: { topic: 't' } },
+    escalation: { threshold_consecutive: 3, additional_tools: ['publish_mqtt'] },
+    dedup: spec({ window_seconds: 10 }),
+  };
+
+  it('takes the request tools, else the subscription defaults, else log_alert (an empty list counts as absent)', () => {
+    expect(resolvePlan(request({ tools: ['capture_snapshot'] }), sub).tools).toEqual(['capture_snapshot']);
+    expect(resolvePlan(request(), sub).tools).toEqual(['log_alert', 'trigger_webhook']);
+    expect(resolvePlan(request({ tools: [] }), sub).tools).toEqual(['log_alert', 'trigger_webhook']);
+    expect(resolvePlan(request(), undefined).tools).toEqual(['log_alert']);
+    expect(resolvePlan(request(), { tools: [], tool_arguments: {} }).tools).toEqual(['log_alert']);
+  });
+
+  it('adds escalation tools at the threshold or when flagged; the request escalation overrides the subscription', () => {
+    expect(resolvePlan(request({ consecutive_count: 2 }), sub).tools).toEqual(['log_alert', 'trigger_webhook']);
+    expect(resolvePlan(request({ consecutive_count: 3 }), sub)).toMatchObject({
+      tools: ['log_alert', 'trigger_webhook', 'publish_mqtt'],
+      escalated: true,
+    });
+    expect(resolvePlan(request({ escalated: true }), sub).tools).toContain('publish_mqtt');
+    const own = request({ consecutive_count: 3, escalation: { threshold_consecutive: 5, additional_tools: ['capture_snapshot'] } });
+    expect(resolvePlan(own, sub)).toMatchObject({ tools: ['log_alert', 'trigger_webhook'], escalated: false });
+    own.consecutive_count = 5;
+    expect(resolvePlan(own, sub).tools).toEqual(['log_alert', 'trigger_webhook', 'capture_snapshot']);
+    expect(resolvePlan(request({ tools: ['log_alert', 'publish_mqtt'], escalated: true }), sub).tools).toEqual([
+      'log_alert',
+      'publish_mqtt',
+    ]);
+  });
+
+  it('merges tool arguments per tool (request wins) and lets the request dedup replace the subscription dedup', () => {
+    const plan = resolvePlan(request({ tool_arguments: { trigger_webhook: { url: 'http://req' } } }), sub);
+    expect(plan.toolArguments).toEqual({ trigger_webhook: { url: 'http://req' }, publish_mqtt: { topic: 't' } });
+    expect(plan.dedup?.window_seconds).toBe(10);
+    expect(resolvePlan(request({ dedup: spec({ enabled: false }) }), sub).dedup?.enabled).toBe(false);
+  });
+});
