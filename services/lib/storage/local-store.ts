@@ -46,14 +46,18 @@ export class LocalObjectStore implements ObjectStore {
     });
     const temp = join(tempDir, `${randomUUID()}.part`);
     const meter = new MeasuringStream(limit);
+    const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
+    // A failing body (a client that went away) is the caller's error, not the storage's: pass it on unchanged.
+    let sourceError: unknown;
+    source.once('error', (err) => (sourceError = err));
     try {
-      const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
       await pipeline(source, meter, createWriteStream(temp, { flags: 'wx' }));
       await mkdir(dirname(target), { recursive: true });
       await this.assertInsideRoot(dirname(target));
       await rename(temp, target);
     } catch (err) {
       await rm(temp, { force: true });
+      if (err === sourceError) throw err;
       throw mapFsError(err, `cannot store ${bucket}/${key}`, true);
     }
     return { key, size: meter.bytes, sha256: meter.digest() };

@@ -162,6 +162,20 @@ export function describeObjectStoreContract(name: string, makeStore: () => Promi
       expect(exact.size).toBe(10);
     });
 
+    it('passes a failing body error through unchanged and leaves no object', async () => {
+      const bucket = freshBucket();
+      const failure = new Error('client went away');
+      let sent = 0;
+      const body = new Readable({
+        read() {
+          if (sent++ < 3) this.push(Buffer.alloc(64 * 1024, 1));
+          else this.destroy(failure);
+        },
+      });
+      await expect(store.put(bucket, 'v/partial.bin', body)).rejects.toBe(failure);
+      expect(await store.stat(bucket, 'v/partial.bin')).toBeUndefined();
+    });
+
     it('keeps the previous object when an overwrite is too large', async () => {
       const bucket = freshBucket();
       await store.put(bucket, 'v/keep.bin', Buffer.from('original'));
