@@ -1,0 +1,101 @@
+import path from 'node:path';
+import { createHttpApp, statusMessageStyle, type HttpApp, type RouteSpec } from '../lib/http/index.js';
+import { MediaCatalogue } from './catalogue.js';
+import { ContentMarkers } from './content-markers.js';
+import { INTERNAL_ERROR_MESSAGE, toHttpError } from './errors.js';
+import { MediaProcessing } from './processing.js';
+import { deleteBucketRoute, deleteVideoRoute } from './routes/delete.js';
+import { downloadMediaRoute } from './routes/download.js';
+import { healthRoute } from './routes/health.js';
+import { ingestMediaRoute } from './routes/ingest.js';
+import { listMediaRoute } from './routes/list.js';
+import { processMediaRoute } from './routes/process.js';
+import { summaryRoute } from './routes/summary.js';
+import { telemetryRoute } from './routes/telemetry.js';
+import { uploadMediaRoute } from './routes/upload.js';
+import type { DataprepDeps, DataprepLimits, DataprepServices } from './services.js';
+
+/** Path prefix of every dataprep endpoint. */
+export const DATAPREP_BASE_PATH = '/v1/dataprep';
+
+const MB = 1024 * 1024;
+
+/** The contract's fixed limits; URL bounds come from configuration. */
+export function defaultLimits(deps: Pick<DataprepDeps, 'config'>): DataprepLimits {
+  return {
+    uploadMaxBytes: 500 * MB,
+    ingestMaxBytes: 50 * MB,
+    urlTimeoutMs: deps.config.urlTimeoutMs,
+    urlMaxRedirects: deps.config.urlMaxRedirects,
+  };
+}
+
+/** Routes whose storage and vector-DB failures the contract answers with 502 (elsewhere they are plain 500s). */
+function answerBackendFailuresWith502(route: RouteSpec): RouteSpec {
+  return {
+    ...route,
+    handler: async (ctx) => {
+      try {
+        await route.handler(ctx);
+      } catch (error) {
+        throw toHttpError(error);
+      }
+    },
+  };
+}
+
+/** Builds the shared services of the route handlers from the injected dependencies. */
+export function buildServices(deps: DataprepDeps): DataprepServices {
+  const limits = { ...defaultLimits(deps), ...deps.limits };
+  const tempDir = deps.tempDir ?? path.join(deps.config.dataDir, 'tmp');
+  const catalogue = new MediaCatalogue(deps.objectStore);
+  const markers = new ContentMarkers(deps.objectStore, deps.config.markerBucket);
+  const processing = new MediaProcessing({
+    objectStore: deps.objectStore,
+    vectorStore: deps.vectorStore,
+    catalogue,
+    markers,
+    telemetry: deps.telemetry,
+    embedMedia: deps.embedMedia,
+    logger: deps.logger,
+    allowDuplicateUploads: deps.config.allowDuplicateUploads,
+    tempDir,
+    downloadPath: `${DATAPREP_BASE_PATH}/media/download`,
+  });
+  const { limits: _limits, tempDir: _tempDir, ...rest } = deps;
+  return { ...rest, limits, tempDir, catalogue, markers, processing, basePath: DATAPREP_BASE_PATH };
+}
+
+/** The dataprep Koa app (no listen): the contract's synchronous endpoints under /v1/dataprep. */
+export function createApp(deps: DataprepDeps): HttpApp & { services: DataprepServices } {
+  const services = buildServices(deps);
+  const routes = [
+    healthRoute(services),
+    answerBackendFailuresWith502(summaryRoute(services)),
+    answerBackendFailuresWith502(processMediaRoute(services)),
+    answerBackendFailuresWith502(uploadMediaRoute(services)),
+    answerBackendFailuresWith502(ingestMediaRoute(services)),
+    listMediaRoute(services),
+    downloadMediaRoute(services),
+    // The batch job routes (`/media/jobs/:job_id`) must be registered before these two to win over them.
+    answerBackendFailuresWith502(deleteVideoRoute(services)),
+    answerBackendFailuresWith502(deleteBucketRoute(services)),
+    telemetryRoute(services),
+  ];
+  // Base64 of the largest ingest image, plus room for the other fields.
+  const jsonLimit = Math.ceil((services.limits.ingestMaxBytes * 4) / 3) + 64 * 1024;
+  const http = createHttpApp({
+    info: {
+      title: 'Argus media preparation API',
+      version: '1.0.0',
+      description: 'Ingests videos and images, creates embeddings, lists, streams and deletes media.',
+    },
+    service: 'dataprep',
+    logger: deps.logger,
+    errors: statusMessageStyle(INTERNAL_ERROR_MESSAGE),
+    routes,
+    basePath: DATAPREP_BASE_PATH,
+    jsonLimit: `${jsonLimit}b`,
+  });
+  return { ...http, services };
+}

@@ -1,0 +1,172 @@
+import path from 'node:path';
+import Joi from 'joi';
+import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import type { PlatformConfig } from '../lib/config/index.js';
+import { isValidBucketName } from '../lib/storage/index.js';
+
+const bucketName = () =>
+  Joi.string().custom((value: string, helpers) =>
+    isValidBucketName(value) ? value : helpers.message({ custom: `{{#label}} must be a valid bucket name` }),
+  );
+
+/** Every environment variable the dataprep service reads, with its default; the README lists the same table. */
+export const dataprepEnvSchema = Joi.object({
+  ...platformEnvSchema,
+  ARGUS_MODEL_IMAGE_EMBEDDER: Joi.string().description('Image embedding model (directory name or absolute path)'),
+  ARGUS_MODEL_TEXT_EMBEDDER: Joi.string().description('Text embedding model (directory name or absolute path)'),
+  ARGUS_MODEL_DETECTOR: Joi.string().description('Object detection model (directory name or absolute path)'),
+
+  MM_DATAPREP_HOST: Joi.string().default('127.0.0.1'),
+  MM_DATAPREP_HOST_PORT: envPort().default(6007),
+  MM_DATAPREP_ALLOW_DUPLICATE_UPLOADS: envBoolean().default(false),
+  MM_DATAPREP_BATCH_MAX_ITEMS: Joi.number().integer().min(1).max(10_000).default(100),
+  MM_DATAPREP_TELEMETRY_MAX_RECORDS: Joi.number().integer().min(1).max(100_000).default(1000),
+  MM_DATAPREP_INGEST_DATA_ROOT: Joi.string(),
+  MM_DATAPREP_INGEST_DATA_ROOT_HOST: Joi.string(),
+  MM_DATAPREP_DEFAULT_BUCKET: bucketName().default('argus-media'),
+  MM_DATAPREP_MARKER_BUCKET: bucketName().default('argus-dataprep-markers'),
+  MM_DATAPREP_DATA_DIR: Joi.string(),
+  MM_DATAPREP_PRELOAD_MODELS: envBoolean().default(true),
+  MM_DATAPREP_URL_TIMEOUT_SECONDS: Joi.number().min(1).max(600).default(30),
+  MM_DATAPREP_URL_MAX_REDIRECTS: Joi.number().integer().min(0).max(20).default(5),
+
+  MM_DATAPREP_STORAGE_BACKEND: Joi.string().valid('local', 's3').default('local'),
+  MM_DATAPREP_S3_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
+  MM_DATAPREP_S3_REGION: Joi.string().default('us-east-1'),
+  MM_DATAPREP_S3_ACCESS_KEY_ID: Joi.string(),
+  MM_DATAPREP_S3_SECRET_ACCESS_KEY: Joi.string(),
+  MM_DATAPREP_S3_SESSION_TOKEN: Joi.string(),
+  MM_DATAPREP_S3_FORCE_PATH_STYLE: envBoolean().default(false),
+  MM_DATAPREP_S3_CHECKSUM_MODE: Joi.string().valid('when_supported', 'when_required').default('when_supported'),
+  MM_DATAPREP_S3_BUCKET_PREFIX: Joi.string().allow('').default(''),
+
+  MM_DATAPREP_VECTORDB_BACKEND: Joi.string().valid('lancedb', 'weaviate').default('lancedb'),
+  MM_DATAPREP_VECTORDB_TABLE: Joi.string()
+    .pattern(/^[A-Za-z][A-Za-z0-9_]{0,62}$/)
+    .default('argus_media'),
+  MM_DATAPREP_WEAVIATE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  MM_DATAPREP_WEAVIATE_GRPC_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  MM_DATAPREP_WEAVIATE_API_KEY: Joi.string(),
+  MM_DATAPREP_WEAVIATE_COLLECTION: Joi.string()
+    .pattern(/^[A-Z][A-Za-z0-9_]{0,62}$/)
+    .default('ArgusMedia'),
+})
+  .when(Joi.object({ MM_DATAPREP_VECTORDB_BACKEND: Joi.valid('weaviate') }).unknown(), {
+    then: Joi.object({ MM_DATAPREP_WEAVIATE_URL: Joi.required() }),
+  })
+  .and('MM_DATAPREP_S3_ACCESS_KEY_ID', 'MM_DATAPREP_S3_SECRET_ACCESS_KEY')
+  .with('MM_DATAPREP_S3_SESSION_TOKEN', ['MM_DATAPREP_S3_ACCESS_KEY_ID'])
+  .with('MM_DATAPREP_INGEST_DATA_ROOT_HOST', ['MM_DATAPREP_INGEST_DATA_ROOT']);
+
+/** Where media is stored. */
+export type DataprepStorageConfig =
+  | { backend: 'local'; root: string }
+  | {
+      backend: 's3';
+      endpoint?: string;
+      region: string;
+      accessKeyId?: string;
+      secretAccessKey?: string;
+      sessionToken?: string;
+      forcePathStyle: boolean;
+      checksumWhenRequired: boolean;
+      bucketPrefix?: string;
+    };
+
+/** Where embeddings are stored; summaries use a second table/collection named in `textTable`. */
+export type DataprepVectorConfig =
+  | { backend: 'lancedb'; dir: string; table: string; textTable: string }
+  | {
+      backend: 'weaviate';
+      url: string;
+      grpcUrl?: string;
+      apiKey?: string;
+      collection: string;
+      textCollection: string;
+    };
+
+/** The validated configuration of the dataprep service. */
+export interface DataprepConfig {
+  platform: PlatformConfig;
+  host: string;
+  port: number;
+  allowDuplicateUploads: boolean;
+  batchMaxItems: number;
+  telemetryMaxRecords: number;
+  ingestDataRoot?: string;
+  ingestDataRootHost?: string;
+  defaultBucket: string;
+  /** Reserved bucket of the content markers (duplicate policy); refused as a media bucket. */
+  markerBucket: string;
+  /** State of this service under the data dir: local media, LanceDB tables, telemetry. */
+  dataDir: string;
+  preloadModels: boolean;
+  urlTimeoutMs: number;
+  urlMaxRedirects: number;
+  storage: DataprepStorageConfig;
+  vectors: DataprepVectorConfig;
+  models: { imageEmbedder?: string; textEmbedder?: string; detector?: string };
+}
+
+/**
+ * Reads and validates the dataprep settings from `env` (the only place the service reads the environment).
+ * Unknown MM_DATAPREP_* variables and every invalid value are reported together in one ConfigError.
+ */
+export function loadDataprepConfig(env: NodeJS.ProcessEnv): DataprepConfig {
+  const v = loadConfig<Record<string, any>>('dataprep', dataprepEnvSchema, env, ['MM_DATAPREP_']);
+  const platform = toPlatformConfig(v);
+  const dataDir = path.resolve(v.MM_DATAPREP_DATA_DIR ?? path.join(platform.dataDir, 'dataprep'));
+  const storage: DataprepStorageConfig =
+    v.MM_DATAPREP_STORAGE_BACKEND === 's3'
+      ? {
+          backend: 's3',
+          endpoint: v.MM_DATAPREP_S3_ENDPOINT,
+          region: v.MM_DATAPREP_S3_REGION,
+          accessKeyId: v.MM_DATAPREP_S3_ACCESS_KEY_ID,
+          secretAccessKey: v.MM_DATAPREP_S3_SECRET_ACCESS_KEY,
+          sessionToken: v.MM_DATAPREP_S3_SESSION_TOKEN,
+          forcePathStyle: v.MM_DATAPREP_S3_FORCE_PATH_STYLE,
+          checksumWhenRequired: v.MM_DATAPREP_S3_CHECKSUM_MODE === 'when_required',
+          bucketPrefix: v.MM_DATAPREP_S3_BUCKET_PREFIX || undefined,
+        }
+      : { backend: 'local', root: path.join(dataDir, 'media') };
+  const vectors: DataprepVectorConfig =
+    v.MM_DATAPREP_VECTORDB_BACKEND === 'weaviate'
+      ? {
+          backend: 'weaviate',
+          url: v.MM_DATAPREP_WEAVIATE_URL,
+          grpcUrl: v.MM_DATAPREP_WEAVIATE_GRPC_URL,
+          apiKey: v.MM_DATAPREP_WEAVIATE_API_KEY,
+          collection: v.MM_DATAPREP_WEAVIATE_COLLECTION,
+          textCollection: `${v.MM_DATAPREP_WEAVIATE_COLLECTION}Text`,
+        }
+      : {
+          backend: 'lancedb',
+          dir: path.join(dataDir, 'vectors'),
+          table: v.MM_DATAPREP_VECTORDB_TABLE,
+          textTable: `${v.MM_DATAPREP_VECTORDB_TABLE}_text`,
+        };
+  return {
+    platform,
+    host: v.MM_DATAPREP_HOST,
+    port: v.MM_DATAPREP_HOST_PORT,
+    allowDuplicateUploads: v.MM_DATAPREP_ALLOW_DUPLICATE_UPLOADS,
+    batchMaxItems: v.MM_DATAPREP_BATCH_MAX_ITEMS,
+    telemetryMaxRecords: v.MM_DATAPREP_TELEMETRY_MAX_RECORDS,
+    ingestDataRoot: v.MM_DATAPREP_INGEST_DATA_ROOT && path.resolve(v.MM_DATAPREP_INGEST_DATA_ROOT),
+    ingestDataRootHost: v.MM_DATAPREP_INGEST_DATA_ROOT_HOST,
+    defaultBucket: v.MM_DATAPREP_DEFAULT_BUCKET,
+    markerBucket: v.MM_DATAPREP_MARKER_BUCKET,
+    dataDir,
+    preloadModels: v.MM_DATAPREP_PRELOAD_MODELS,
+    urlTimeoutMs: Math.round(v.MM_DATAPREP_URL_TIMEOUT_SECONDS * 1000),
+    urlMaxRedirects: v.MM_DATAPREP_URL_MAX_REDIRECTS,
+    storage,
+    vectors,
+    models: {
+      imageEmbedder: v.ARGUS_MODEL_IMAGE_EMBEDDER,
+      textEmbedder: v.ARGUS_MODEL_TEXT_EMBEDDER,
+      detector: v.ARGUS_MODEL_DETECTOR,
+    },
+  };
+}

@@ -1,0 +1,134 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import Joi from 'joi';
+import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
+import { ACCEPTED_IMAGE_EXTENSIONS, detectMediaType, withDetectedExtension } from '../../lib/media/index.js';
+import { MediaCatalogue, type StoredMedia } from '../catalogue.js';
+import { decodeBase64Image, downloadImage } from '../image-source.js';
+import type { DataprepServices } from '../services.js';
+import { writeTempMedia } from '../temp-media.js';
+import { newVideoId, safeFilename } from '../video-ids.js';
+import { clientGone } from './client-gone.js';
+import {
+  bodyTags,
+  bucketName,
+  detectionConfidence,
+  enableObjectDetection,
+  errorBody,
+  resolveBucket,
+  statusMessage,
+} from './schemas.js';
+
+/** The typed image source of an ingest request (also the item shape of the batch variant). */
+export const imageSourceSchema = () =>
+  Joi.object({
+    type: Joi.string().valid('image_base64', 'image_url').required(),
+    image_base64: Joi.string().when('type', { is: 'image_base64', then: Joi.required() }),
+    image_url: Joi.string().max(8192).when('type', { is: 'image_url', then: Joi.required() }),
+  });
+
+/** Loads the bytes of a typed image source (decode or download, capped). */
+export async function loadImageSource(
+  services: DataprepServices,
+  source: { type: string; image_base64?: string; image_url?: string },
+): Promise<{ bytes: Buffer; nameHint?: string }> {
+  const { limits } = services;
+  if (source.type === 'image_base64') return { bytes: decodeBase64Image(source.image_base64!, limits.ingestMaxBytes) };
+  const { bytes, finalUrl } = await downloadImage(source.image_url!, {
+    maxBytes: limits.ingestMaxBytes,
+    timeoutMs: limits.urlTimeoutMs,
+    maxRedirects: limits.urlMaxRedirects,
+  });
+  let name = path.posix.basename(finalUrl.pathname);
+  try {
+    name = decodeURIComponent(name);
+  } catch {
+    // keep the encoded name: it is sanitised anyway
+  }
+  return { bytes, nameHint: name || undefined };
+}
+
+/** POST /media/ingest: one image from base64 or a URL, format detected from its bytes, stored and embedded. */
+export function ingestMediaRoute(services: DataprepServices): RouteSpec {
+  return defineRoute({
+    method: 'post',
+    path: '/media/ingest',
+    summary: 'Ingest one image from base64 or an http(s) URL',
+    tags: ['media'],
+    request: {
+      body: imageSourceSchema().keys({
+        bucket_name: bucketName(),
+        filename: Joi.string().max(255),
+        enable_object_detection: enableObjectDetection(),
+        detection_confidence: detectionConfidence(),
+        tags: bodyTags(),
+      }),
+    },
+    responses: {
+      201: {
+        description: 'Stored and embedded',
+        schema: statusMessage().keys({ video_id: Joi.string(), bucket_name: Joi.string(), filename: Joi.string() }),
+      },
+      400: { description: 'Bad or undecodable source, unsupported format', schema: errorBody() },
+      409: { description: 'Duplicate content (duplicates disallowed)', schema: errorBody() },
+      413: { description: 'Image over the 50 MB cap', schema: errorBody() },
+      502: { description: 'Storage failure', schema: errorBody() },
+      500: { description: 'Unexpected failure', schema: errorBody() },
+    },
+    handler: async (ctx) => {
+      const body = ctx.state.body;
+      const bucket = resolveBucket(services, body.bucket_name);
+      const { bytes, nameHint } = await loadImageSource(services, body);
+      const type = await detectMediaType(bytes);
+      if (!type || type.kind !== 'image') {
+        throw new HttpError(
+          400,
+          `Unsupported or undecodable image: accepted formats are ${ACCEPTED_IMAGE_EXTENSIONS.join(', ')}`,
+        );
+      }
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      const videoId = newVideoId();
+      // Checked before storing so a duplicate costs no write; processing checks again after storing.
+      await services.processing.assertNotDuplicate(sha256, { bucket, videoId });
+      const filename = withDetectedExtension(safeFilename(body.filename ?? nameHint, `image.${type.ext}`), type);
+      const key = MediaCatalogue.keyOf(videoId, filename);
+      const local = await writeTempMedia(services.tempDir, filename, bytes);
+      try {
+        let media: StoredMedia;
+        try {
+          await services.objectStore.put(bucket, key, bytes, { contentType: type.mime });
+          media = { bucket, videoId, key, filename, size: bytes.length, lastModified: new Date(), contentType: type.mime };
+        } catch (error) {
+          await services.objectStore.deletePrefix(bucket, `${videoId}/`).catch(() => undefined);
+          throw error;
+        }
+        const { result } = await services.processing.process({
+          source: `${services.basePath}/media/ingest`,
+          requestId: ctx.state.requestId,
+          media,
+          kind: 'image',
+          local: { ...local, sha256 },
+          options: {
+            frameInterval: 1,
+            detectionEnabled: body.enable_object_detection,
+            detectionConfidence: body.detection_confidence,
+            tags: body.tags,
+          },
+          ownsStoredMedia: true,
+          enforceDuplicatePolicy: true,
+          signal: clientGone(ctx),
+        });
+        ctx.status = 201;
+        ctx.body = {
+          status: 'success',
+          message: `Ingested ${filename} as video_id ${videoId}; ${result.embeddingsStored} embeddings created`,
+          video_id: videoId,
+          bucket_name: bucket,
+          filename,
+        };
+      } finally {
+        await local.remove();
+      }
+    },
+  });
+}

@@ -1,0 +1,49 @@
+import Joi from 'joi';
+import { HttpError } from '../../lib/http/index.js';
+import { isValidBucketName } from '../../lib/storage/index.js';
+import type { DataprepServices } from '../services.js';
+import { VIDEO_ID_PATTERN } from '../video-ids.js';
+
+/** A bucket name (S3 rules); the default bucket applies when omitted. */
+export const bucketName = () =>
+  Joi.string().custom((value: string, helpers) =>
+    isValidBucketName(value) ? value : helpers.message({ custom: 'invalid bucket name' }),
+  );
+
+/** A video id: one safe path segment. */
+export const videoId = () =>
+  Joi.string().pattern(VIDEO_ID_PATTERN).messages({ 'string.pattern.base': 'invalid video_id' });
+
+/** Every Nth frame. */
+export const frameInterval = () => Joi.number().integer().min(1).max(60).default(15);
+
+/** Minimum detector score of embedded crops. */
+export const detectionConfidence = () => Joi.number().min(0.1).max(1.0).default(0.85);
+
+/** Whether detected objects are embedded as separate crops. */
+export const enableObjectDetection = () => Joi.boolean().default(true);
+
+/** Tags in a JSON body. */
+export const bodyTags = () => Joi.array().items(Joi.string().max(256)).max(100).default([]);
+
+/** Tags in a query: repeated (`tags=a&tags=b`) or comma-separated (`tags=a,b`). */
+export const queryTags = () =>
+  Joi.array()
+    .items(Joi.string().max(4096))
+    .single()
+    .max(100)
+    .default([])
+    .custom((tags: string[]) => tags.flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean));
+
+/** Common shape of success answers. */
+export const statusMessage = () => Joi.object({ status: Joi.string().valid('success'), message: Joi.string() });
+
+/** Common shape of error answers. */
+export const errorBody = () => Joi.object({ status: Joi.string().valid('error'), message: Joi.string() });
+
+/** The bucket a request names, or the default; the reserved marker bucket is refused (400). */
+export function resolveBucket(services: DataprepServices, name: string | undefined): string {
+  const bucket = name ?? services.config.defaultBucket;
+  if (bucket === services.config.markerBucket) throw new HttpError(400, `Bucket ${bucket} is reserved`);
+  return bucket;
+}

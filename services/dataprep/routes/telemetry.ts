@@ -1,0 +1,29 @@
+import Joi from 'joi';
+import { defineRoute, type RouteSpec } from '../../lib/http/index.js';
+import type { DataprepServices } from '../services.js';
+import { errorBody } from './schemas.js';
+
+/** GET /telemetry: the most recent processing records, newest first. */
+export function telemetryRoute(services: DataprepServices): RouteSpec {
+  const max = services.config.telemetryMaxRecords;
+  return defineRoute({
+    method: 'get',
+    path: '/telemetry',
+    summary: 'Recent processing telemetry, newest first',
+    tags: ['telemetry'],
+    request: {
+      query: Joi.object({ limit: Joi.number().integer().min(1).max(max).default(Math.min(100, max)) }),
+    },
+    responses: {
+      200: {
+        description: 'Telemetry records',
+        schema: Joi.object({ count: Joi.number().integer(), items: Joi.array().items(Joi.object().unknown()) }),
+      },
+      400: { description: 'limit out of range', schema: errorBody() },
+    },
+    handler: (ctx) => {
+      const items = services.telemetry.list(ctx.state.query.limit);
+      ctx.body = { count: items.length, items };
+    },
+  });
+}

@@ -1,0 +1,156 @@
+import Joi from 'joi';
+import { defineRoute, HttpError, type RouteContext, type RouteSpec } from '../../lib/http/index.js';
+import {
+  ACCEPTED_EXTENSIONS,
+  detectMediaType,
+  mediaTypeFromName,
+  withDetectedExtension,
+  type MediaType,
+} from '../../lib/media/index.js';
+import { ObjectTooLargeError } from '../../lib/storage/index.js';
+import { MediaCatalogue, type StoredMedia } from '../catalogue.js';
+import { mediaTypeFromContentType } from '../media-kinds.js';
+import { multipartUpload } from '../multipart-upload.js';
+import type { DataprepServices } from '../services.js';
+import { peekHead } from '../stream-head.js';
+import { storeWithLocalCopy, type TempMedia } from '../temp-media.js';
+import { newVideoId, safeFilename } from '../video-ids.js';
+import { clientGone } from './client-gone.js';
+import {
+  bucketName,
+  detectionConfidence,
+  enableObjectDetection,
+  errorBody,
+  frameInterval,
+  queryTags,
+  resolveBucket,
+  statusMessage,
+} from './schemas.js';
+
+/** Bytes file-type needs to recognise every supported format. */
+const SNIFF_BYTES = 4100;
+
+/** Message of 400 answers for unsupported files. */
+export const UNSUPPORTED_MEDIA_MESSAGE = `Unsupported media type: accepted are ${ACCEPTED_EXTENSIONS.map((e) => `.${e}`).join(', ')} (videos must be MP4)`;
+
+/** A received and stored upload, with the local copy the pipeline reads. */
+interface ReceivedUpload {
+  media: StoredMedia;
+  type: MediaType;
+  local: TempMedia;
+}
+
+async function receiveUpload(services: DataprepServices, ctx: RouteContext, bucket: string): Promise<ReceivedUpload> {
+  const videoId = newVideoId();
+  const maxBytes = services.limits.uploadMaxBytes;
+  return multipartUpload(ctx.req, 'file', async (file) => {
+    const claimed = mediaTypeFromName(file.filename) ?? mediaTypeFromContentType(file.mimeType);
+    if (!claimed) throw new HttpError(400, UNSUPPORTED_MEDIA_MESSAGE);
+    const { head, stream } = await peekHead(file.stream, SNIFF_BYTES);
+    const type = await detectMediaType(head);
+    // The name or declared type says which kind; the bytes must confirm it (a text file named .mp4 is refused).
+    if (!type || type.kind !== claimed.kind) {
+      stream.destroy();
+      throw new HttpError(400, `${UNSUPPORTED_MEDIA_MESSAGE}; the file content is not a supported ${claimed.kind}`);
+    }
+    const filename = withDetectedExtension(safeFilename(file.filename, `media.${type.ext}`), type);
+    const key = MediaCatalogue.keyOf(videoId, filename);
+    try {
+      const { size, local } = await storeWithLocalCopy(
+        stream,
+        services.objectStore,
+        { bucket, key, contentType: type.mime, maxBytes },
+        services.tempDir,
+      );
+      const media: StoredMedia = {
+        bucket,
+        videoId,
+        key,
+        filename,
+        size,
+        lastModified: new Date(),
+        contentType: type.mime,
+      };
+      return { media, type, local };
+    } catch (error) {
+      if (error instanceof ObjectTooLargeError) {
+        throw new HttpError(413, `File too large: the limit is ${Math.floor(maxBytes / (1024 * 1024))} MB`, {
+          Connection: 'close',
+        });
+      }
+      throw error;
+    }
+  });
+}
+
+/** POST /media/upload: stores a multipart file (streamed, hashed on the way) and embeds it. */
+export function uploadMediaRoute(services: DataprepServices): RouteSpec {
+  return defineRoute({
+    method: 'post',
+    path: '/media/upload',
+    summary: 'Upload a video (MP4) or image and create its embeddings',
+    description: 'The file is streamed to storage; the media type comes from the extension or content type and is confirmed from the first bytes.',
+    tags: ['media'],
+    request: {
+      query: Joi.object({
+        bucket_name: bucketName(),
+        frame_interval: frameInterval(),
+        enable_object_detection: enableObjectDetection(),
+        detection_confidence: detectionConfidence(),
+        tags: queryTags(),
+      }),
+      multipart: Joi.object({ file: Joi.any().meta({ swaggerType: 'file' }).required().description('MP4 video or image') }),
+    },
+    responses: {
+      201: {
+        description: 'Stored and embedded',
+        schema: statusMessage().keys({ video_id: Joi.string(), bucket_name: Joi.string() }),
+      },
+      400: { description: 'Unsupported media type or failed validation', schema: errorBody() },
+      409: { description: 'Identical content exists (duplicates disallowed)', schema: errorBody() },
+      413: { description: 'File too large', schema: errorBody() },
+      502: { description: 'Storage failure', schema: errorBody() },
+      500: { description: 'Unexpected failure', schema: errorBody() },
+    },
+    handler: async (ctx) => {
+      const q = ctx.state.query;
+      const bucket = resolveBucket(services, q.bucket_name);
+      let upload: ReceivedUpload;
+      try {
+        upload = await receiveUpload(services, ctx, bucket);
+      } catch (error) {
+        // The rest of the body was not read: close the connection after answering instead of draining it.
+        ctx.set('Connection', 'close');
+        throw error;
+      }
+      try {
+        const { result } = await services.processing.process({
+          source: `${services.basePath}/media/upload`,
+          requestId: ctx.state.requestId,
+          media: upload.media,
+          kind: upload.type.kind,
+          local: upload.local,
+          options: {
+            // Images have no frames: the interval is ignored for them.
+            frameInterval: q.frame_interval,
+            detectionEnabled: q.enable_object_detection,
+            detectionConfidence: q.detection_confidence,
+            tags: q.tags,
+          },
+          ownsStoredMedia: true,
+          enforceDuplicatePolicy: true,
+          signal: clientGone(ctx),
+        });
+        ctx.status = 201;
+        ctx.body = {
+          status: 'success',
+          message: `Uploaded ${upload.media.filename} as video_id ${upload.media.videoId}; ${result.embeddingsStored} embeddings created`,
+          video_id: upload.media.videoId,
+          bucket_name: bucket,
+        };
+      } finally {
+        await upload.local.remove();
+      }
+    },
+  });
+}

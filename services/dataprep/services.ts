@@ -1,0 +1,50 @@
+import type { LoadedModels } from '../lib/inference/index.js';
+import type { Logger } from '../lib/log/index.js';
+import type { ObjectStore } from '../lib/storage/index.js';
+import type { VectorStore } from '../lib/vectors/index.js';
+import type { MediaCatalogue } from './catalogue.js';
+import type { DataprepConfig } from './config.js';
+import type { ContentMarkers } from './content-markers.js';
+import type { EmbedMedia } from './embedding-port.js';
+import type { MediaProcessing } from './processing.js';
+import type { TelemetryLog } from './telemetry.js';
+
+/** Size and time bounds of the HTTP surface; tests shrink them, production uses the contract's values. */
+export interface DataprepLimits {
+  /** Largest upload (contract: 500 MB). */
+  uploadMaxBytes: number;
+  /** Largest downloaded or decoded ingest image (contract: 50 MB). */
+  ingestMaxBytes: number;
+  urlTimeoutMs: number;
+  urlMaxRedirects: number;
+}
+
+/** The models the service uses, as loadModels returns them. */
+export type DataprepModels = Pick<LoadedModels, 'imageEmbedder' | 'textEmbedder' | 'detector' | 'status'>;
+
+/** What createApp needs; main.ts builds the real ones, tests may pass their own. */
+export interface DataprepDeps {
+  config: DataprepConfig;
+  logger: Logger;
+  objectStore: ObjectStore;
+  /** Image (frame and crop) embeddings. */
+  vectorStore: VectorStore;
+  /** Summary embeddings: the text embedder has its own dimension, so its own table/collection. */
+  textVectorStore: VectorStore;
+  models: DataprepModels;
+  embedMedia: EmbedMedia;
+  telemetry: TelemetryLog;
+  limits?: Partial<DataprepLimits>;
+  /** Where local copies of media are kept while they are processed; default `<dataDir>/tmp`. */
+  tempDir?: string;
+}
+
+/** Everything the route handlers share (built once by createApp). */
+export interface DataprepServices extends Omit<DataprepDeps, 'limits' | 'tempDir'> {
+  limits: DataprepLimits;
+  tempDir: string;
+  catalogue: MediaCatalogue;
+  markers: ContentMarkers;
+  processing: MediaProcessing;
+  basePath: string;
+}

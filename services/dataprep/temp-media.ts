@@ -1,0 +1,100 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough, Transform, type Readable } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
+import type { ObjectStore } from '../lib/storage/index.js';
+
+/** A local copy of media for ffmpeg and the decoders (they need a seekable file); remove it when done. */
+export interface TempMedia {
+  path: string;
+  sha256?: string;
+  remove(): Promise<void>;
+}
+
+/** A fresh path under `dir` keeping `filename`'s extension (ffmpeg and sharp look at it). */
+export async function tempPathFor(dir: string, filename: string): Promise<TempMedia> {
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${randomUUID()}${path.extname(filename).toLowerCase()}`);
+  return { path: file, remove: () => rm(file, { force: true }) };
+}
+
+/** Writes `bytes` to a temp file. */
+export async function writeTempMedia(dir: string, filename: string, bytes: Buffer): Promise<TempMedia> {
+  const temp = await tempPathFor(dir, filename);
+  await writeFile(temp.path, bytes);
+  return temp;
+}
+
+/** Streams `stream` to a temp file, hashing it on the way; the file is removed again when the copy fails. */
+export async function streamToTempMedia(dir: string, filename: string, stream: Readable): Promise<TempMedia> {
+  const temp = await tempPathFor(dir, filename);
+  const hash = createHash('sha256');
+  const hasher = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      callback(null, chunk);
+    },
+  });
+  try {
+    await pipeline(stream, hasher, createWriteStream(temp.path, { flags: 'wx' }));
+  } catch (error) {
+    await temp.remove();
+    throw error;
+  }
+  return { ...temp, sha256: hash.digest('hex') };
+}
+
+/** Downloads a stored object (streamed) to a temp file, with its SHA-256. */
+export async function downloadToTempMedia(
+  store: ObjectStore,
+  bucket: string,
+  key: string,
+  dir: string,
+): Promise<TempMedia> {
+  return streamToTempMedia(dir, key, await store.get(bucket, key));
+}
+
+/**
+ * Sends `stream` to `store.put` and, at the same time, to a local temp file for the pipeline, so an upload is read
+ * once and never buffered whole. When either side fails both are stopped and the temp file removed; the store
+ * removes its own partial object.
+ */
+export async function storeWithLocalCopy(
+  stream: Readable,
+  store: ObjectStore,
+  target: { bucket: string; key: string; contentType: string; maxBytes: number },
+  dir: string,
+): Promise<{ size: number; local: TempMedia }> {
+  const local = await tempPathFor(dir, target.key);
+  const toStore = new PassThrough();
+  const toFile = createWriteStream(local.path, { flags: 'wx' });
+  const stopAll = (error: Error) => {
+    stream.unpipe();
+    stream.destroy();
+    toStore.destroy(error);
+    toFile.destroy(error);
+  };
+  stream.once('error', stopAll);
+  stream.pipe(toStore);
+  stream.pipe(toFile);
+  const [stored, copied] = await Promise.allSettled([
+    store
+      .put(target.bucket, target.key, toStore, { contentType: target.contentType, maxBytes: target.maxBytes })
+      .catch((error: Error) => {
+        stopAll(error);
+        throw error;
+      }),
+    finished(toFile).catch((error: Error) => {
+      stopAll(error);
+      throw error;
+    }),
+  ]);
+  if (stored.status === 'rejected' || copied.status === 'rejected') {
+    await local.remove();
+    if (stored.status === 'fulfilled') await store.deletePrefix(target.bucket, target.key).catch(() => undefined);
+    throw stored.status === 'rejected' ? stored.reason : (copied as PromiseRejectedResult).reason;
+  }
+  return { size: stored.value.size, local: { ...local, sha256: stored.value.sha256 } };
+}
