@@ -20,7 +20,7 @@ import {
   type LoadedModel,
   type RgbImage,
 } from '../services/lib/inference/index.js';
-import { allocateInput, pixelLookup, prepareImage } from '../services/lib/inference/image-tensor.js';
+import { allocateInput, prepareImage } from '../services/lib/inference/image-tensor.js';
 import {
   UseSentencePieceTokenizer,
   type VocabularyEntry,
@@ -52,39 +52,42 @@ const MIN_MS = 1500;
 const MIN_ITERATIONS = 5;
 
 interface Timing {
-  e2e: number;
+  /** Mean ms per iteration: bare session.run; role call on decoded images; decode + role call. */
   bare: number;
-  iterations: number;
+  decoded: number;
+  e2e: number;
 }
 
-/** Runs `bare` and `e2e` alternately (after a warm-up) until both have had MIN_MS; returns mean ms per iteration. */
-async function measure(bare: () => Promise<unknown>, e2e: () => Promise<unknown>): Promise<Timing> {
-  for (let i = 0; i < 2; i++) {
-    await bare();
-    await e2e();
-  }
-  let bareMs = 0;
-  let e2eMs = 0;
+/** Runs the three closures in turn (after a warm-up) until each has had MIN_MS; returns mean ms per iteration. */
+async function measure(
+  bare: () => Promise<unknown>,
+  decoded: () => Promise<unknown>,
+  e2e: () => Promise<unknown>,
+): Promise<Timing> {
+  const steps = [bare, decoded, e2e];
+  for (let i = 0; i < 2; i++) for (const step of steps) await step();
+  const totals = [0, 0, 0];
   let iterations = 0;
-  while (iterations < MIN_ITERATIONS || bareMs < MIN_MS || e2eMs < MIN_MS) {
-    let t = performance.now();
-    await bare();
-    bareMs += performance.now() - t;
-    t = performance.now();
-    await e2e();
-    e2eMs += performance.now() - t;
+  while (iterations < MIN_ITERATIONS || totals.some((t) => t < MIN_MS)) {
+    for (let s = 0; s < steps.length; s++) {
+      const t = performance.now();
+      await steps[s]();
+      totals[s] += performance.now() - t;
+    }
     iterations++;
   }
-  return { e2e: e2eMs / iterations, bare: bareMs / iterations, iterations };
+  const [bareMs, decodedMs, e2eMs] = totals.map((t) => t / iterations);
+  return { bare: bareMs, decoded: decodedMs, e2e: e2eMs };
 }
 
 function report(role: string, batch: number, unit: string, timing: Timing, extra = ''): void {
-  const perSecond = (ms: number) => ((batch * 1000) / ms).toFixed(1);
-  const ratio = timing.e2e / timing.bare;
+  const perSecond = (ms: number) => ((batch * 1000) / ms).toFixed(1).padStart(7);
+  const pct = (ms: number) => `${(((ms - timing.bare) / timing.bare) * 100).toFixed(1)}%`;
   console.log(
-    `${role.padEnd(15)} batch ${String(batch).padStart(2)}: ${perSecond(timing.e2e).padStart(7)} ${unit}/s end-to-end, ` +
-      `${perSecond(timing.bare).padStart(7)} ${unit}/s bare run; e2e/bare ${ratio.toFixed(3)} ` +
-      `(overhead ${((ratio - 1) * 100).toFixed(1)}%)${extra}`,
+    `${role.padEnd(15)} batch ${String(batch).padStart(2)}: ${perSecond(timing.e2e)} ${unit}/s end-to-end, ` +
+      `${perSecond(timing.decoded)} without decode, ${perSecond(timing.bare)} bare run | ` +
+      `e2e/bare ${(timing.e2e / timing.bare).toFixed(3)} (+${pct(timing.e2e)}), ` +
+      `pre+post/bare ${(timing.decoded / timing.bare).toFixed(3)} (+${pct(timing.decoded)})${extra}`,
   );
 }
 
@@ -99,8 +102,7 @@ async function loadModel(modelsDir: string, name: string): Promise<LoadedModel> 
 async function bareImageRun(model: LoadedModel, images: RgbImage[], runs: number): Promise<() => Promise<unknown>> {
   const spec = model.manifest.image!;
   const input = allocateInput(spec, images.length);
-  const lookup = pixelLookup(spec);
-  await Promise.all(images.map((image, i) => prepareImage(image, spec, lookup, input, i)));
+  images.forEach((image, i) => prepareImage(image, spec, input, i));
   const dims =
     spec.layout === 'NHWC' ? [images.length, spec.height, spec.width, 3] : [images.length, 3, spec.height, spec.width];
   const feeds = { [spec.name]: new ort.Tensor(spec.dtype, input, dims) };
@@ -112,7 +114,6 @@ async function bareImageRun(model: LoadedModel, images: RgbImage[], runs: number
 /** Average ms to decode each photo of the batch and to preprocess it into the input tensor (for the breakdown). */
 async function breakdown(model: LoadedModel, buffers: Buffer[]): Promise<string> {
   const spec = model.manifest.image!;
-  const lookup = pixelLookup(spec);
   const input = allocateInput(spec, 1);
   let decodeMs = 0;
   let prepareMs = 0;
@@ -123,7 +124,7 @@ async function breakdown(model: LoadedModel, buffers: Buffer[]): Promise<string>
       const image = await decodeImage(buffer);
       decodeMs += performance.now() - t;
       t = performance.now();
-      await prepareImage(image, spec, lookup, input, 0);
+      prepareImage(image, spec, input, 0);
       prepareMs += performance.now() - t;
     }
   }
@@ -144,8 +145,11 @@ export default async function run(): Promise<void> {
   for (const batch of [1, 8]) {
     const buffers = pick(files, batch);
     const bare = await bareImageRun(embedderModel, pick(decoded, batch), 1);
-    const timing = await measure(bare, async () =>
-      embedder.embed(await Promise.all(buffers.map((b) => decodeImage(b)))),
+    const images = pick(decoded, batch);
+    const timing = await measure(
+      bare,
+      () => embedder.embed(images),
+      async () => embedder.embed(await Promise.all(buffers.map((b) => decodeImage(b)))),
     );
     report('image-embedder', batch, 'images', timing, batch === 8 ? await breakdown(embedderModel, files) : '');
   }
@@ -157,9 +161,16 @@ export default async function run(): Promise<void> {
     const buffers = pick(files, batch);
     // The detector graph takes one image per run, so a batch is `batch` sequential runs in both measurements.
     const bare = await bareImageRun(detectorModel, pick(decoded, 1), batch);
-    const timing = await measure(bare, async () => {
-      for (const buffer of buffers) await detector.detect(await decodeImage(buffer), 0.3);
-    });
+    const images = pick(decoded, batch);
+    const timing = await measure(
+      bare,
+      async () => {
+        for (const image of images) await detector.detect(image, 0.3);
+      },
+      async () => {
+        for (const buffer of buffers) await detector.detect(await decodeImage(buffer), 0.3);
+      },
+    );
     report('detector', batch, 'images', timing, batch === 8 ? await breakdown(detectorModel, files) : '');
   }
   await detectorModel.session.release();
@@ -169,9 +180,16 @@ export default async function run(): Promise<void> {
   for (const batch of [1, 8]) {
     const buffers = pick(files, batch);
     const bare = await bareImageRun(poseModel, pick(decoded, 1), batch);
-    const timing = await measure(bare, async () => {
-      for (const buffer of buffers) await pose.estimate(await decodeImage(buffer));
-    });
+    const images = pick(decoded, batch);
+    const timing = await measure(
+      bare,
+      async () => {
+        for (const image of images) await pose.estimate(image);
+      },
+      async () => {
+        for (const buffer of buffers) await pose.estimate(await decodeImage(buffer));
+      },
+    );
     report('pose-estimator', batch, 'images', timing, batch === 8 ? await breakdown(poseModel, files) : '');
   }
   await poseModel.session.release();
@@ -191,8 +209,10 @@ export default async function run(): Promise<void> {
       indices: new ort.Tensor('int32', Int32Array.from(indices), [values.length, 2]),
       values: new ort.Tensor('int32', Int32Array.from(values), [values.length]),
     };
+    // Text has no decode step: the middle and last measurements are the same call.
     const timing = await measure(
       () => textModel.session.run(feeds),
+      () => text.embed(sentences),
       () => text.embed(sentences),
     );
     report('text-embedder', batch, 'sentences', timing);

@@ -1,7 +1,7 @@
 import * as ort from 'onnxruntime-node';
 import type { ImageInputSpec } from './manifest.js';
 import type { Detection, Detector, ModelInfo, RgbImage } from './roles.js';
-import { allocateInput, pixelLookup, prepareImage } from './image-tensor.js';
+import { allocateInput, prepareImage } from './image-tensor.js';
 import { decodeXyxyScoreClass, decodeYolov8 } from './detection-decode.js';
 import { outputName, requireImageSpec, type LoadedModel } from './loaded-model.js';
 import { perClassNms } from './nms.js';
@@ -13,7 +13,6 @@ export const NMS_IOU_THRESHOLD = 0.5;
 export class OnnxDetector implements Detector {
   readonly info: ModelInfo;
   private readonly spec: ImageInputSpec;
-  private readonly lookup: Float32Array;
   private readonly output: string;
   private readonly labels: string[];
 
@@ -24,7 +23,6 @@ export class OnnxDetector implements Detector {
     }
     this.info = model.info;
     this.spec = requireImageSpec(manifest);
-    this.lookup = pixelLookup(this.spec);
     this.output = outputName(model, 'detections');
     this.labels = manifest.labels ?? [];
   }
@@ -33,7 +31,7 @@ export class OnnxDetector implements Detector {
   async detect(image: RgbImage, minScore: number): Promise<Detection[]> {
     const { spec } = this;
     const input = allocateInput(spec, 1);
-    const placement = await prepareImage(image, spec, this.lookup, input, 0);
+    const placement = prepareImage(image, spec, input, 0);
     const dims = spec.layout === 'NHWC' ? [1, spec.height, spec.width, 3] : [1, 3, spec.height, spec.width];
     const result = (
       await this.model.session.run({ [spec.name]: new ort.Tensor(spec.dtype, input, dims) }, [this.output])

@@ -1,7 +1,7 @@
 import * as ort from 'onnxruntime-node';
 import type { ImageInputSpec } from './manifest.js';
 import type { ImageEmbedder, ModelInfo, RgbImage } from './roles.js';
-import { allocateInput, pixelLookup, prepareImage } from './image-tensor.js';
+import { allocateInput, prepareImage } from './image-tensor.js';
 import { l2Normalize } from './l2-normalize.js';
 import { outputName, requireImageSpec, type LoadedModel } from './loaded-model.js';
 
@@ -10,7 +10,6 @@ export class OnnxImageEmbedder implements ImageEmbedder {
   readonly info: ModelInfo;
   readonly dimension: number;
   private readonly spec: ImageInputSpec;
-  private readonly lookup: Float32Array;
   private readonly output: string;
 
   constructor(private readonly model: LoadedModel) {
@@ -21,7 +20,6 @@ export class OnnxImageEmbedder implements ImageEmbedder {
     this.info = model.info;
     this.dimension = manifest.dimension;
     this.spec = requireImageSpec(manifest);
-    this.lookup = pixelLookup(this.spec);
     this.output = outputName(model, 'embedding');
   }
 
@@ -37,7 +35,7 @@ export class OnnxImageEmbedder implements ImageEmbedder {
   private async embedBatch(images: RgbImage[]): Promise<Float32Array[]> {
     const { spec } = this;
     const input = allocateInput(spec, images.length);
-    await Promise.all(images.map((image, i) => prepareImage(image, spec, this.lookup, input, i)));
+    images.forEach((image, i) => prepareImage(image, spec, input, i));
     const dims =
       spec.layout === 'NHWC'
         ? [images.length, spec.height, spec.width, 3]

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ImageInputSpec } from './manifest.js';
-import { allocateInput, pixelLookup, placeImage, prepareImage, toSourcePoint, writeInput } from './image-tensor.js';
+import { allocateInput, placeImage, prepareImage, toSourcePoint } from './image-tensor.js';
+import { boxShrink, writeResampled } from './resample.js';
 import { decodeMovenet } from './pose-estimator.js';
 import { decodeXyxyScoreClass } from './detection-decode.js';
 
@@ -69,13 +70,13 @@ describe('placeImage and coordinate mapping', () => {
   });
 });
 
-describe('writeInput', () => {
-  const pixels = Uint8Array.from([10, 20, 30, 40, 50, 60]); // 2×1 image
+describe('writeResampled and prepareImage', () => {
+  const image = { data: Uint8Array.from([10, 20, 30, 40, 50, 60]), width: 2, height: 1 };
 
   it('normalises NHWC pixels per channel and pads with black', () => {
     const s = spec({ width: 2, height: 2, scale: 1 / 255, mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] });
     const out = allocateInput(s, 2);
-    writeInput(pixels, { width: 2, height: 1, scaleX: 1, scaleY: 1 }, s, pixelLookup(s), out, 1);
+    writeResampled(image, 2, 1, s, out, 1);
     const second = Array.from(out.subarray(12));
     expect(second[0]).toBeCloseTo((10 / 255 - 0.5) / 0.5, 6);
     expect(second[5]).toBeCloseTo((60 / 255 - 0.5) / 0.5, 6);
@@ -84,26 +85,37 @@ describe('writeInput', () => {
   });
 
   it('writes NCHW planes and casts to int32', () => {
-    const s = spec({
-      width: 2,
-      height: 1,
-      layout: 'NCHW',
-      dtype: 'int32',
-      scale: 0.5,
-      mean: [0, 0, 0],
-      std: [1, 1, 1],
-    });
+    const s = spec({ width: 2, height: 1, layout: 'NCHW', dtype: 'int32', scale: 0.5 });
     const out = allocateInput(s, 1);
-    writeInput(pixels, { width: 2, height: 1, scaleX: 1, scaleY: 1 }, s, pixelLookup(s), out, 0);
+    writeResampled(image, 2, 1, s, out, 0);
     expect(out).toBeInstanceOf(Int32Array);
     expect(Array.from(out)).toEqual([5, 20, 10, 25, 15, 30]);
   });
 
-  it('resizes and letterboxes a real image through prepareImage', async () => {
-    const s = spec({ width: 8, height: 8, resize: 'letterbox', dtype: 'uint8' });
-    const image = { data: new Uint8Array(16 * 8 * 3).fill(200), width: 16, height: 8 };
+  it('interpolates bilinearly with half-pixel centres when upscaling', () => {
+    const s = spec({ width: 4, height: 1 });
     const out = allocateInput(s, 1);
-    const placement = await prepareImage(image, s, pixelLookup(s), out, 0);
+    writeResampled({ data: Uint8Array.from([0, 0, 0, 100, 100, 100]), width: 2, height: 1 }, 4, 1, s, out, 0);
+    expect(Array.from(out.filter((_, i) => i % 3 === 0))).toEqual([0, 25, 75, 100]);
+  });
+
+  it('averages blocks when downscaling, so a fine checkerboard becomes flat grey', () => {
+    const size = 64;
+    const data = new Uint8Array(size * size * 3);
+    for (let i = 0; i < size * size; i++)
+      data.fill(((i % size) + Math.floor(i / size)) % 2 ? 255 : 0, i * 3, i * 3 + 3);
+    const s = spec({ width: 8, height: 8, dtype: 'uint8' });
+    const out = allocateInput(s, 1);
+    prepareImage({ data, width: size, height: size }, s, out, 0);
+    for (const v of out) expect(Math.abs(v - 128)).toBeLessThanOrEqual(1);
+    expect(boxShrink({ data, width: size, height: size }, 3, 2)).toMatchObject({ width: 21, height: 32 });
+  });
+
+  it('letterboxes a real-sized image through prepareImage', () => {
+    const s = spec({ width: 8, height: 8, resize: 'letterbox', dtype: 'uint8' });
+    const source = { data: new Uint8Array(16 * 8 * 3).fill(200), width: 16, height: 8 };
+    const out = allocateInput(s, 1);
+    const placement = prepareImage(source, s, out, 0);
     expect(placement).toEqual({ width: 8, height: 4, scaleX: 0.5, scaleY: 0.5 });
     expect(out[0]).toBe(200);
     expect(out[(3 * 8 + 7) * 3]).toBe(200); // last row of the image

@@ -2,7 +2,7 @@ import * as ort from 'onnxruntime-node';
 import type { ImageInputSpec } from './manifest.js';
 import type { Keypoint, ModelInfo, PoseEstimator, RgbImage } from './roles.js';
 import { COCO_KEYPOINT_NAMES } from './coco-keypoints.js';
-import { allocateInput, pixelLookup, prepareImage, type InputPlacement } from './image-tensor.js';
+import { allocateInput, prepareImage, type InputPlacement } from './image-tensor.js';
 import { outputName, requireImageSpec, type LoadedModel } from './loaded-model.js';
 
 /**
@@ -34,7 +34,6 @@ export function decodeMovenet(
 export class OnnxPoseEstimator implements PoseEstimator {
   readonly info: ModelInfo;
   private readonly spec: ImageInputSpec;
-  private readonly lookup: Float32Array;
   private readonly output: string;
 
   constructor(private readonly model: LoadedModel) {
@@ -43,7 +42,6 @@ export class OnnxPoseEstimator implements PoseEstimator {
       throw new Error(`model ${manifest.name}: format ${manifest.format} is not a pose output`);
     this.info = model.info;
     this.spec = requireImageSpec(manifest);
-    this.lookup = pixelLookup(this.spec);
     this.output = outputName(model, 'keypoints');
   }
 
@@ -51,7 +49,7 @@ export class OnnxPoseEstimator implements PoseEstimator {
   async estimate(image: RgbImage): Promise<Keypoint[]> {
     const { spec } = this;
     const input = allocateInput(spec, 1);
-    const placement = await prepareImage(image, spec, this.lookup, input, 0);
+    const placement = prepareImage(image, spec, input, 0);
     const dims = spec.layout === 'NHWC' ? [1, spec.height, spec.width, 3] : [1, 3, spec.height, spec.width];
     const result = (
       await this.model.session.run({ [spec.name]: new ort.Tensor(spec.dtype, input, dims) }, [this.output])
