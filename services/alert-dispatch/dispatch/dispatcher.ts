@@ -73,11 +73,13 @@ export class Dispatcher {
     clearTimeout(timer);
   }
 
-  private async run(request: ActionRequest): Promise<DispatchResult> {
+  private async run(received: ActionRequest): Promise<DispatchResult> {
     const started = performance.now();
     const { logger } = this.deps;
-    const subscription = this.deps.subscriptions.find(request.alert_name);
-    const plan = resolvePlan(request, subscription);
+    const subscription = this.deps.subscriptions.find(received.alert_name);
+    const plan = resolvePlan(received, subscription);
+    // Tools, the agent and the event see the effective escalation, threshold included.
+    const request: ActionRequest = { ...received, escalated: plan.escalated };
     const result: DispatchResult = {
       event_id: request.event_id,
       source_id: request.source_id,
