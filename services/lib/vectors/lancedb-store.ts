@@ -26,6 +26,11 @@ export interface LanceDbVectorStoreOptions {
   dir: string;
   table: string;
   dimension: number;
+  /**
+   * How stale a read may be, in seconds, with respect to other writers (other processes or store instances).
+   * Default 0: every read checks for new versions, which costs one manifest lookup on a local disk.
+   */
+  readConsistencySeconds?: number;
 }
 
 /*
@@ -66,7 +71,9 @@ export class LanceDbVectorStore implements VectorStore {
   static async open(options: LanceDbVectorStoreOptions): Promise<LanceDbVectorStore> {
     const { dir, table: name, dimension } = options;
     if (!Number.isSafeInteger(dimension) || dimension < 1) throw new RangeError('dimension must be a positive integer');
-    const db = await unavailableOnError('open LanceDB', () => connect(dir));
+    const db = await unavailableOnError('open LanceDB', () =>
+      connect(dir, { readConsistencyInterval: options.readConsistencySeconds ?? 0 }),
+    );
     const table = await unavailableOnError('open LanceDB table', async () =>
       (await db.tableNames()).includes(name)
         ? db.openTable(name)
@@ -103,7 +110,7 @@ export class LanceDbVectorStore implements VectorStore {
   async search(vector: Float32Array | number[], k: number, filter?: VectorFilter): Promise<VectorHit[]> {
     assertValidVector(vector, this.dimension);
     assertValidK(k);
-    const where = lanceWhere(filter, this.columns);
+    const where = await this.whereFor(filter);
     if (where === MATCHES_NOTHING) return [];
     const rows = await unavailableOnError('search LanceDB', () => {
       let query = this.table
@@ -124,7 +131,7 @@ export class LanceDbVectorStore implements VectorStore {
   async delete(filter: VectorFilter): Promise<number> {
     assertValidFilter(filter);
     return this.write(async () => {
-      const where = lanceWhere(filter, this.columns);
+      const where = await this.whereFor(filter);
       if (where === MATCHES_NOTHING) return 0;
       const predicate = where ?? 'true';
       return unavailableOnError('delete from LanceDB', async () => {
@@ -136,7 +143,7 @@ export class LanceDbVectorStore implements VectorStore {
   }
 
   async count(filter?: VectorFilter): Promise<number> {
-    const where = lanceWhere(filter, this.columns);
+    const where = await this.whereFor(filter);
     if (where === MATCHES_NOTHING) return 0;
     return unavailableOnError('count LanceDB rows', () => this.table.countRows(where));
   }
@@ -158,6 +165,14 @@ export class LanceDbVectorStore implements VectorStore {
     return next;
   }
 
+  /** The SQL predicate; a column unknown here may have been added by another writer, so look once more first. */
+  private async whereFor(filter: VectorFilter | undefined): Promise<string | undefined | typeof MATCHES_NOTHING> {
+    const where = lanceWhere(filter, this.columns);
+    if (where !== MATCHES_NOTHING) return where;
+    await this.refreshColumns();
+    return lanceWhere(filter, this.columns);
+  }
+
   private async refreshColumns(): Promise<Schema> {
     const schema = await unavailableOnError('read LanceDB schema', () => this.table.schema());
     this.columns = new Set(schema.fields.map((field) => field.name));
@@ -171,9 +186,16 @@ export class LanceDbVectorStore implements VectorStore {
     await this.refreshColumns();
     missing = missing.filter((name) => !this.columns.has(name));
     if (missing.length === 0) return;
-    await unavailableOnError('add LanceDB columns', () =>
-      this.table.addColumns(missing.map((name) => ({ name, valueSql: 'CAST(NULL AS STRING)' }))),
-    );
+    try {
+      await this.table.addColumns(missing.map((name) => ({ name, valueSql: 'CAST(NULL AS STRING)' })));
+    } catch (err) {
+      // Another writer may have added the same columns first: fine, as long as they exist now.
+      await this.refreshColumns();
+      if (missing.some((name) => !this.columns.has(name))) {
+        throw new VectorStoreUnavailableError(`add LanceDB columns failed: ${(err as Error)?.message}`, { cause: err });
+      }
+      return;
+    }
     await this.refreshColumns();
   }
 }
