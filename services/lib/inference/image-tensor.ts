@@ -37,6 +37,9 @@ export function toSourcePoint(x: number, y: number, placement: InputPlacement): 
   return [x / placement.scaleX, y / placement.scaleY];
 }
 
+/** Block size is floor(reduction / this): reductions below 3× are left to bilinear sampling alone. */
+const BILINEAR_MAX_REDUCTION = 1.5;
+
 /** Allocates the input buffer for `batch` images of the spec. */
 export function allocateInput(spec: ImageInputSpec, batch: number): InputBuffer {
   const size = batch * spec.width * spec.height * 3;
@@ -47,13 +50,14 @@ export function allocateInput(spec: ImageInputSpec, batch: number): InputBuffer 
 
 /**
  * Resizes one source image per the spec and writes it, normalised, into slot `index` of a batch input; returns where
- * it landed. Downscales by 2× or more first average whole pixel blocks (no aliasing), then sample bilinearly, like
- * the TFJS pipelines the default models come from (tf.image.resizeBilinear), in one pass over the output.
+ * it landed. Samples bilinearly like the TFJS pipelines the default models come from (tf.image.resizeBilinear);
+ * reductions beyond 1.5×2 first average whole pixel blocks so large frames do not alias.
  */
 export function prepareImage(image: RgbImage, spec: ImageInputSpec, out: InputBuffer, index: number): InputPlacement {
   const placement = placeImage(image.width, image.height, spec);
-  const kx = Math.max(1, Math.floor(image.width / placement.width));
-  const ky = Math.max(1, Math.floor(image.height / placement.height));
+  // Past 3× reduction, average k×k blocks first so the reduction left to bilinear stays under 3×.
+  const kx = Math.max(1, Math.floor(image.width / placement.width / BILINEAR_MAX_REDUCTION));
+  const ky = Math.max(1, Math.floor(image.height / placement.height / BILINEAR_MAX_REDUCTION));
   const source = kx > 1 || ky > 1 ? boxShrink(image, kx, ky) : image;
   // Sampling positions stay relative to the full source, so the shrink's dropped edge pixels shift nothing.
   const fx = image.width / (kx * placement.width);

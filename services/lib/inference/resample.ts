@@ -45,7 +45,7 @@ export function boxShrink(image: RgbImage, kx: number, ky: number): RgbImage {
  * Bilinearly resamples `image` (half-pixel centres, edge-clamped) to `width`×`height` and writes it, normalised per
  * the spec (`(pixel*scale - mean)/std`, rounded for integer dtypes), at the top-left of input slot `index`; the rest
  * of the slot gets the value of a black pixel. `fx`/`fy`: source pixels per output pixel (differ from the size ratio
- * when `image` was box-shrunk from a larger source). One pass, no intermediate image.
+ * when `image` was box-shrunk from a larger source).
  */
 export function writeResampled(
   image: RgbImage,
@@ -57,27 +57,65 @@ export function writeResampled(
   fx = image.width / width,
   fy = image.height / height,
 ): void {
-  const inW = spec.width;
-  const inH = spec.height;
-  const plane = inW * inH;
-  const base = index * plane * 3;
-  const nhwc = spec.layout === 'NHWC';
-  const round = spec.dtype !== 'float32';
-  const clampByte = spec.dtype === 'uint8';
-  const gain = [0, 1, 2].map((c) => spec.scale / spec.std[c]);
-  const offset = [0, 1, 2].map((c) => -spec.mean[c] / spec.std[c]);
-  const cast = (v: number) => (clampByte ? Math.min(255, Math.max(0, Math.round(v))) : round ? Math.round(v) : v);
-  const pad = offset.map(cast);
+  const slot = spec.width * spec.height * 3;
+  if (out instanceof Float32Array) {
+    resampleFloat(image, width, height, spec, out.subarray(index * slot, (index + 1) * slot), fx, fy, 0);
+    return;
+  }
+  // Integer inputs: resample in float (one monomorphic hot loop for every dtype), then let the engine's typed-array
+  // conversion round: Uint8ClampedArray clamps and rounds; Int32 truncates, so non-negative values get +0.5 first.
+  const scratch = floatScratch(slot);
+  const base = index * slot;
+  if (out instanceof Uint8Array) {
+    resampleFloat(image, width, height, spec, scratch, fx, fy, 0);
+    new Uint8ClampedArray(out.buffer, out.byteOffset, out.length).set(scratch, base);
+    return;
+  }
+  const nonNegative = spec.scale >= 0 && [0, 1, 2].every((c) => spec.std[c] > 0 && spec.mean[c] <= 0);
+  resampleFloat(image, width, height, spec, scratch, fx, fy, nonNegative ? 0.5 : 0);
+  if (nonNegative) out.set(scratch, base);
+  else for (let i = 0; i < slot; i++) out[base + i] = Math.round(scratch[i]);
+}
 
-  if (width < inW || height < inH) {
+let scratchBuffer = new Float32Array(0);
+
+/** A reusable float buffer of `size` (resampling is synchronous, so one is enough). */
+function floatScratch(size: number): Float32Array {
+  if (scratchBuffer.length < size) scratchBuffer = new Float32Array(size);
+  return scratchBuffer.subarray(0, size);
+}
+
+function resampleFloat(
+  image: RgbImage,
+  width: number,
+  height: number,
+  spec: ImageInputSpec,
+  out: Float32Array,
+  fx: number,
+  fy: number,
+  bias: number,
+): void {
+  const inW = spec.width;
+  const plane = inW * spec.height;
+  const nhwc = spec.layout === 'NHWC';
+  const g0 = spec.scale / spec.std[0];
+  const g1 = spec.scale / spec.std[1];
+  const g2 = spec.scale / spec.std[2];
+  const o0 = -spec.mean[0] / spec.std[0] + bias;
+  const o1 = -spec.mean[1] / spec.std[1] + bias;
+  const o2 = -spec.mean[2] / spec.std[2] + bias;
+
+  if (width < inW || height < spec.height) {
     if (nhwc) {
-      for (let i = base, end = base + plane * 3; i < end; i += 3) {
-        out[i] = pad[0];
-        out[i + 1] = pad[1];
-        out[i + 2] = pad[2];
+      for (let i = 0; i < plane * 3; i += 3) {
+        out[i] = o0;
+        out[i + 1] = o1;
+        out[i + 2] = o2;
       }
     } else {
-      for (let c = 0; c < 3; c++) out.fill(pad[c], base + c * plane, base + (c + 1) * plane);
+      out.fill(o0, 0, plane);
+      out.fill(o1, plane, 2 * plane);
+      out.fill(o2, 2 * plane, 3 * plane);
     }
   }
 
@@ -95,16 +133,17 @@ export function writeResampled(
     right[x] = Math.min(srcW - 1, x0 + 1) * 3;
     wxs[x] = sx - x0;
   }
-  const [g0, g1, g2] = gain;
-  const [o0, o1, o2] = offset;
+  const step = nhwc ? 3 : 1;
+  const c1 = nhwc ? 1 : plane;
+  const c2 = nhwc ? 2 : 2 * plane;
   for (let y = 0; y < height; y++) {
     const sy = Math.min(srcH - 1, Math.max(0, (y + 0.5) * fy - 0.5));
     const y0 = Math.floor(sy);
     const wy = sy - y0;
     const top = y0 * srcW * 3;
     const bottom = Math.min(srcH - 1, y0 + 1) * srcW * 3;
-    let dst = nhwc ? base + y * inW * 3 : base + y * inW;
-    for (let x = 0; x < width; x++) {
+    let dst = y * inW * step;
+    for (let x = 0; x < width; x++, dst += step) {
       const wx = wxs[x];
       const tl = top + left[x];
       const tr = top + right[x];
@@ -112,24 +151,13 @@ export function writeResampled(
       const br = bottom + right[x];
       let t = src[tl] + (src[tr] - src[tl]) * wx;
       let b = src[bl] + (src[br] - src[bl]) * wx;
-      const r = t + (b - t) * wy;
+      out[dst] = (t + (b - t) * wy) * g0 + o0;
       t = src[tl + 1] + (src[tr + 1] - src[tl + 1]) * wx;
       b = src[bl + 1] + (src[br + 1] - src[bl + 1]) * wx;
-      const g = t + (b - t) * wy;
+      out[dst + c1] = (t + (b - t) * wy) * g1 + o1;
       t = src[tl + 2] + (src[tr + 2] - src[tl + 2]) * wx;
       b = src[bl + 2] + (src[br + 2] - src[bl + 2]) * wx;
-      const bl2 = t + (b - t) * wy;
-      if (nhwc) {
-        out[dst] = round ? cast(r * g0 + o0) : r * g0 + o0;
-        out[dst + 1] = round ? cast(g * g1 + o1) : g * g1 + o1;
-        out[dst + 2] = round ? cast(bl2 * g2 + o2) : bl2 * g2 + o2;
-        dst += 3;
-      } else {
-        out[dst] = round ? cast(r * g0 + o0) : r * g0 + o0;
-        out[dst + plane] = round ? cast(g * g1 + o1) : g * g1 + o1;
-        out[dst + 2 * plane] = round ? cast(bl2 * g2 + o2) : bl2 * g2 + o2;
-        dst++;
-      }
+      out[dst + c2] = (t + (b - t) * wy) * g2 + o2;
     }
   }
 }
