@@ -51,7 +51,7 @@ export const dataprepEnvSchema = Joi.object({
     .pattern(/^[A-Z][A-Za-z0-9_]{0,62}$/)
     .default('ArgusMedia'),
 })
-  .when(Joi.object({ MM_DATAPREP_VECTORDB_BACKEND: Joi.valid('weaviate') }).unknown(), {
+  .when(Joi.object({ MM_DATAPREP_VECTORDB_BACKEND: Joi.valid('weaviate').required() }).unknown(), {
     then: Joi.object({ MM_DATAPREP_WEAVIATE_URL: Joi.required() }),
   })
   .and('MM_DATAPREP_S3_ACCESS_KEY_ID', 'MM_DATAPREP_S3_SECRET_ACCESS_KEY')

@@ -77,6 +77,8 @@ export async function storeWithLocalCopy(
     toFile.destroy(error);
   };
   stream.once('error', stopAll);
+  // The store may fail before it listens to its input; the failure is reported by put itself.
+  toStore.on('error', () => undefined);
   stream.pipe(toStore);
   stream.pipe(toFile);
   const [stored, copied] = await Promise.allSettled([

@@ -1,0 +1,135 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureDefaultModels } from '../../../test/support/models.js';
+import { listen, type RunningServer } from '../../lib/http/index.js';
+import { loadModels, type LoadedModels } from '../../lib/inference/index.js';
+import { createLogger } from '../../lib/log/index.js';
+import type { ObjectStore } from '../../lib/storage/index.js';
+import { createVectorStore, type VectorStore } from '../../lib/vectors/index.js';
+import { createApp } from '../app.js';
+import { loadDataprepConfig, type DataprepConfig } from '../config.js';
+import { embedMedia } from '../pipeline/index.js';
+import type { DataprepLimits, DataprepServices } from '../services.js';
+import { TelemetryLog } from '../telemetry.js';
+
+/** A storage backend the route suite runs against. */
+export interface StorageBackendFixture {
+  name: string;
+  /** Opens the working store (fresh, empty). */
+  open(): Promise<ObjectStore>;
+  /** A store of the same kind whose backend cannot be reached (for 502 answers). */
+  broken(): Promise<ObjectStore>;
+  /** Whether reads (list, delete) of the broken store fail too, not only writes. */
+  readsFailWhenBroken: boolean;
+  stop(): Promise<void>;
+}
+
+/** Models loaded once per test file. */
+let models: Promise<LoadedModels> | undefined;
+
+/** The default models, imported if needed, with their sessions created. */
+export function testModels(): Promise<LoadedModels> {
+  models ??= (async () => {
+    const modelsDir = await ensureDefaultModels();
+    const loaded = await loadModels({ modelsDir, provider: 'cpu', threads: 1 });
+    await loaded.warmUp(['imageEmbedder', 'textEmbedder', 'detector']);
+    return loaded;
+  })();
+  return models;
+}
+
+/** Small limits so the tests never move hundreds of MB. */
+export const TEST_LIMITS: DataprepLimits = {
+  uploadMaxBytes: 1024 * 1024,
+  ingestMaxBytes: 512 * 1024,
+  urlTimeoutMs: 1500,
+  urlMaxRedirects: 2,
+};
+
+/** A running dataprep app over real stores, and what the tests inspect. */
+export interface Harness {
+  url: string;
+  base: string;
+  config: DataprepConfig;
+  services: DataprepServices;
+  vectorStore: VectorStore;
+  textVectorStore: VectorStore;
+  objectStore: ObjectStore;
+  /** Another app over the same stores with different settings or stores. */
+  variant(options: VariantOptions): Promise<RunningServer>;
+  close(): Promise<void>;
+}
+
+/** What a variant app changes. */
+export interface VariantOptions {
+  env?: Record<string, string>;
+  objectStore?: ObjectStore;
+  vectorStore?: VectorStore;
+}
+
+const logger = createLogger({ service: 'dataprep-test', level: 'error', json: true });
+
+/** Starts the dataprep app on 127.0.0.1:0 with LanceDB in a temp dir and the given object store. */
+export async function startHarness(objectStore: ObjectStore): Promise<Harness> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'dataprep-test-'));
+  const loaded = await testModels();
+  const baseEnv = {
+    ARGUS_DATA_DIR: dataDir,
+    ARGUS_MODELS_DIR: await ensureDefaultModels(),
+    MM_DATAPREP_TELEMETRY_MAX_RECORDS: '20',
+  };
+  const config = loadDataprepConfig(baseEnv);
+  const vectors = config.vectors as Extract<DataprepConfig['vectors'], { backend: 'lancedb' }>;
+  const vectorStore = await createVectorStore({
+    backend: 'lancedb',
+    dir: vectors.dir,
+    table: vectors.table,
+    dimension: loaded.imageEmbedder.dimension,
+  });
+  const textVectorStore = await createVectorStore({
+    backend: 'lancedb',
+    dir: vectors.dir,
+    table: vectors.textTable,
+    dimension: loaded.textEmbedder.dimension,
+  });
+  const servers: RunningServer[] = [];
+  const build = async (cfg: DataprepConfig, store: ObjectStore, vectorsStore: VectorStore) => {
+    const telemetry = await TelemetryLog.open({ maxRecords: cfg.telemetryMaxRecords });
+    const pipelineDeps = { imageEmbedder: loaded.imageEmbedder, detector: loaded.detector, vectors: vectorsStore, logger };
+    const created = createApp({
+      config: cfg,
+      logger,
+      objectStore: store,
+      vectorStore: vectorsStore,
+      textVectorStore,
+      models: loaded,
+      embedMedia: (request) => embedMedia(pipelineDeps, request),
+      telemetry,
+      limits: TEST_LIMITS,
+    });
+    const server = await listen(created.app, { port: 0, host: '127.0.0.1', logger, name: 'dataprep-test' });
+    servers.push(server);
+    return { server, services: created.services };
+  };
+  const main = await build(config, objectStore, vectorStore);
+  return {
+    url: main.server.url,
+    base: `${main.server.url}/v1/dataprep`,
+    config,
+    services: main.services,
+    vectorStore,
+    textVectorStore,
+    objectStore,
+    async variant(options) {
+      const cfg = loadDataprepConfig({ ...baseEnv, ...options.env });
+      return (await build(cfg, options.objectStore ?? objectStore, options.vectorStore ?? vectorStore)).server;
+    },
+    async close() {
+      for (const server of servers) await server.close();
+      await vectorStore.close();
+      await textVectorStore.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
