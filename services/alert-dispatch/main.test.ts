@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import mqtt from 'mqtt';
+import { createLogger } from '../lib/log/index.js';
+import { startAlertDispatch } from './main.js';
+import { startFakeLlm, type FakeLlm } from './testing/fake-llm.js';
+import { startTestBroker, type TestBroker } from './testing/mqtt-broker.js';
+import { startWebhookReceiver, type WebhookReceiver } from './testing/webhook-receiver.js';
+
+const logger = createLogger({ service: 'test', level: 'error', json: true });
+
+/** Reads SSE frames from a fetch body until `predicate` matches one (bounded by the test time-out). */
+async function nextEvent(reader: ReadableStreamDefaultReader<Uint8Array>, buffer: { text: string }, predicate: (e: { event: string; data: any }) => boolean) {
+  const decoder = new TextDecoder();
+  for (;;) {
+    let cut: number;
+    while ((cut = buffer.text.indexOf('\n\n')) >= 0) {
+      const frame = buffer.text.slice(0, cut);
+      buffer.text = buffer.text.slice(cut + 2);
+      const event = /^event: (.*)$/m.exec(frame)?.[1] ?? 'message';
+      const data = frame
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n');
+      const parsed = { event, data: data ? JSON.parse(data) : null };
+      if (predicate(parsed)) return parsed;
+    }
+    const { value, done } = await reader.read();
+    if (done) throw new Error('stream ended');
+    buffer.text += decoder.decode(value, { stream: true });
+  }
+}
+
+describe('startAlertDispatch (embedded service, every part real)', () => {
+  let dir: string;
+  let hook: WebhookReceiver;
+  let broker: TestBroker;
+  let llm: FakeLlm;
+  let service: { url: string; close(): Promise<void> };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'alert-main-'));
+    hook = await startWebhookReceiver();
+    broker = await startTestBroker();
+    llm = await startFakeLlm();
+    await writeFile(path.join(dir, 'subs.yaml'), 'subscriptions:\n  - alert_name: intrusion\n    tools: [capture_snapshot, trigger_webhook, publish_mqtt, log_alert]\n');
+    service = await startAlertDispatch(
+      {
+        ALERT_DISPATCH_PORT: '0',
+        ARGUS_DATA_DIR: dir,
+        ALERT_SUBSCRIPTIONS_FILE: path.join(dir, 'subs.yaml'),
+        WEBHOOK_URL: hook.url,
+        MQTT_BROKER: broker.url,
+        LLM_BASE_URL: llm.baseUrl,
+        LLM_API_KEY: 'sk-never-logged',
+        LLM_TIMEOUT_MS: '2000',
+        PATH: process.env.PATH,
+      },
+      logger,
+    );
+  });
+  afterAll(async () => {
+    await service?.close();
+    await llm.close();
+    await broker.close();
+    await hook.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reports agent mode in health and lists every tool as enabled', async () => {
+    expect(await (await fetch(`${service.url}/api/v1/health`)).json()).toMatchObject({ status: 'healthy', adk_enabled: true, mcp_enabled: false });
+    const tools = (await (await fetch(`${service.url}/api/v1/tools`)).json()) as any;
+    expect(tools.tools.map((t: any) => [t.name, t.enabled])).toEqual([
+      ['log_alert', true],
+      ['trigger_webhook', true],
+      ['capture_snapshot', true],
+      ['publish_mqtt', true],
+    ]);
+  });
+
+  it('dispatches through the agent and fans the result out to an SSE client and the MQTT broker', async () => {
+    const subscriber = await mqtt.connectAsync(broker.url);
+    const messages: Array<{ topic: string; qos: number; body: any }> = [];
+    subscriber.on('message', (topic, payload, packet) => messages.push({ topic, qos: packet.qos, body: JSON.parse(payload.toString()) }));
+    await subscriber.subscribeAsync('argus/alerts/#', { qos: 1 });
+    const controller = new AbortController();
+    try {
+      const sse = await fetch(`${service.url}/api/v1/events`, { signal: controller.signal });
+      expect(sse.headers.get('content-type')).toMatch(/text\/event-stream/);
+      const reader = sse.body!.getReader();
+      const buffer = { text: '' };
+      await nextEvent(reader, buffer, (e) => e.event === 'init');
+
+      llm.behaviour = { kind: 'tool_calls', calls: [{ name: 'publish_mqtt', arguments: '{}' }, { name: 'trigger_webhook', arguments: '{}' }] };
+      const png = (await import('node:fs')).readFileSync('/work/shared/fixtures/images/coffee.png').toString('base64');
+      const res = await fetch(`${service.url}/api/v1/alerts`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ alert_type: 'intrusion', source_id: 'cam-7', reason: 'person', payloads: [{ kind: 'image', encoding: 'base64', data_base64: png }] }),
+      });
+      expect(res.status).toBe(202);
+      const { event_id } = (await res.json()) as any;
+
+      const action = await nextEvent(reader, buffer, (e) => e.event === 'alert_action');
+      expect(action.data).toMatchObject({
+        event_id,
+        source_id: 'cam-7',
+        alert_name: 'intrusion',
+        answer: 'YES',
+        actions_taken: ['capture_snapshot', 'publish_mqtt', 'trigger_webhook'], // the model left out log_alert
+        tools_requested: ['capture_snapshot', 'trigger_webhook', 'publish_mqtt', 'log_alert'],
+        payload_kinds: ['image'],
+      });
+      expect(path.dirname(action.data.snapshot_path)).toBe(path.join(dir, 'snapshots'));
+      expect(await readdir(path.join(dir, 'snapshots'))).toEqual([path.basename(action.data.snapshot_path)]);
+      expect(llm.requests.at(-1)!.authorization).toBe('Bearer sk-never-logged');
+      expect(hook.received.at(-1)!.body).toMatchObject({ event_id, snapshot_path: action.data.snapshot_path });
+      for (let i = 0; i < 100 && messages.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(messages).toEqual([{ topic: 'argus/alerts/cam-7', qos: 1, body: expect.objectContaining({ event_id }) }]);
+    } finally {
+      controller.abort();
+      await subscriber.endAsync();
+    }
+  });
+
+  it('refuses to start with an invalid configuration, naming every problem', async () => {
+    await expect(startAlertDispatch({ ALERT_DISPATCH_PORT: 'x', WEBHOOK_URL: 'ftp://nope', ALERT_TYPO: '1' }, logger)).rejects.toThrow(
+      /ALERT_TYPO is not a known setting[\s\S]*ALERT_DISPATCH_PORT[\s\S]*WEBHOOK_URL/,
+    );
+  });
+});
