@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../lib/log/index.js';
-import { startFakeLlm, type FakeLlm } from '../testing/fake-llm.js';
+import { startFakeLlm, type FakeLlm, type FakeLlmBehaviour } from '../testing/fake-llm.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.js';
 import { captureSnapshotTool } from '../tools/capture-snapshot.js';
 import { logAlertTool } from '../tools/log-alert.js';
@@ -117,11 +117,11 @@ describe('agent mode against an OpenAI-compatible server', () => {
     expect(events[0].data).toMatchObject({ actions_taken: result.actions_taken, answer: 'YES', payload_kinds: ['image'] });
   });
 
-  it.each([
-    ['an HTTP error', { kind: 'status', status: 500 } as const],
-    ['a time-out', { kind: 'hang' } as const],
-    ['an answer without tool calls', { kind: 'raw', body: { choices: [{ message: { content: 'I would log it' } }] } } as const],
-    ['only unknown tools', { kind: 'tool_calls', calls: [{ name: 'nope', arguments: '{}' }] } as const],
+  it.each<[string, FakeLlmBehaviour]>([
+    ['an HTTP error', { kind: 'status', status: 500 }],
+    ['a time-out', { kind: 'hang' }],
+    ['an answer without tool calls', { kind: 'raw', body: { choices: [{ message: { content: 'I would log it' } }] } }],
+    ['only unknown tools', { kind: 'tool_calls', calls: [{ name: 'nope', arguments: '{}' }] }],
   ])('falls back to the rules on %s', async (_why, behaviour) => {
     llm.behaviour = behaviour;
     const result = await dispatcher.dispatch(request());
