@@ -67,11 +67,14 @@ export async function downloadImage(imageUrl: string, limits: ImageSourceLimits)
       try {
         response = await fetch(url, { redirect: 'manual', signal: controller.signal });
       } catch {
-        throw controller.signal.aborted ? timeoutError() : new HttpError(400, 'Image could not be downloaded from image_url');
+        throw controller.signal.aborted
+          ? timeoutError()
+          : new HttpError(400, 'Image could not be downloaded from image_url');
       }
       if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
         await response.body?.cancel();
-        if (hop >= limits.maxRedirects) throw new HttpError(400, `image_url redirected more than ${limits.maxRedirects} times`);
+        if (hop >= limits.maxRedirects)
+          throw new HttpError(400, `image_url redirected more than ${limits.maxRedirects} times`);
         url = parseHttpUrl(new URL(response.headers.get('location')!, url).toString(), 'image_url redirect target');
         continue;
       }

@@ -59,7 +59,10 @@ export async function startDataprep(env: NodeJS.ProcessEnv, logger?: Logger): Pr
     if (config.preloadModels) await models.warmUp(['imageEmbedder', 'textEmbedder', 'detector']);
     const objectStore = openObjectStore(config);
     const vectors = await openVectorStores(config, models.imageEmbedder.dimension, models.textEmbedder.dimension);
-    cleanup.push(() => vectors.image.close(), () => vectors.text.close());
+    cleanup.push(
+      () => vectors.image.close(),
+      () => vectors.text.close(),
+    );
     const telemetry = await TelemetryLog.open({
       maxRecords: config.telemetryMaxRecords,
       file: path.join(config.dataDir, 'telemetry.json'),

@@ -16,7 +16,11 @@ export interface IncomingFile {
  * file. When `handle` fails, the request is unpiped and paused so nothing more is read; the caller answers with
  * `Connection: close`.
  */
-export function multipartUpload<T>(req: IncomingMessage, field: string, handle: (file: IncomingFile) => Promise<T>): Promise<T> {
+export function multipartUpload<T>(
+  req: IncomingMessage,
+  field: string,
+  handle: (file: IncomingFile) => Promise<T>,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let parser: busboy.Busboy;
     try {

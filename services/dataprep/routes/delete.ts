@@ -23,7 +23,8 @@ export function deleteBucketRoute(services: DataprepServices): RouteSpec {
     handler: async (ctx) => {
       const bucket = resolveBucket(services, ctx.state.params.bucket_name);
       const embeddings =
-        (await services.vectorStore.delete(byBucket(bucket))) + (await services.textVectorStore.delete(byBucket(bucket)));
+        (await services.vectorStore.delete(byBucket(bucket))) +
+        (await services.textVectorStore.delete(byBucket(bucket)));
       const removed = await services.catalogue.removeBucket(bucket);
       await services.markers.removeBucket(bucket);
       ctx.body = {

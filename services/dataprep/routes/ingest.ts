@@ -97,7 +97,15 @@ export function ingestMediaRoute(services: DataprepServices): RouteSpec {
         let media: StoredMedia;
         try {
           await services.objectStore.put(bucket, key, bytes, { contentType: type.mime });
-          media = { bucket, videoId, key, filename, size: bytes.length, lastModified: new Date(), contentType: type.mime };
+          media = {
+            bucket,
+            videoId,
+            key,
+            filename,
+            size: bytes.length,
+            lastModified: new Date(),
+            contentType: type.mime,
+          };
         } catch (error) {
           await services.objectStore.deletePrefix(bucket, `${videoId}/`).catch(() => undefined);
           throw error;

@@ -33,7 +33,12 @@ export const queryTags = () =>
     .single()
     .max(100)
     .default([])
-    .custom((tags: string[]) => tags.flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean));
+    .custom((tags: string[]) =>
+      tags
+        .flatMap((t) => t.split(','))
+        .map((t) => t.trim())
+        .filter(Boolean),
+    );
 
 /** Common shape of success answers. */
 export const statusMessage = () => Joi.object({ status: Joi.string().valid('success'), message: Joi.string() });

@@ -89,7 +89,8 @@ export function uploadMediaRoute(services: DataprepServices): RouteSpec {
     method: 'post',
     path: '/media/upload',
     summary: 'Upload a video (MP4) or image and create its embeddings',
-    description: 'The file is streamed to storage; the media type comes from the extension or content type and is confirmed from the first bytes.',
+    description:
+      'The file is streamed to storage; the media type comes from the extension or content type and is confirmed from the first bytes.',
     tags: ['media'],
     request: {
       query: Joi.object({
@@ -99,7 +100,9 @@ export function uploadMediaRoute(services: DataprepServices): RouteSpec {
         detection_confidence: detectionConfidence(),
         tags: queryTags(),
       }),
-      multipart: Joi.object({ file: Joi.any().meta({ swaggerType: 'file' }).required().description('MP4 video or image') }),
+      multipart: Joi.object({
+        file: Joi.any().meta({ swaggerType: 'file' }).required().description('MP4 video or image'),
+      }),
     },
     responses: {
       201: {

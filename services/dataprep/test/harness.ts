@@ -69,6 +69,8 @@ export interface VariantOptions {
 }
 
 const logger = createLogger({ service: 'dataprep-test', level: 'error', json: true });
+// The suite provokes unexpected failures on purpose (500 answers); their log lines would only be noise.
+logger.silent = true;
 
 /** Starts the dataprep app on 127.0.0.1:0 with LanceDB in a temp dir and the given object store. */
 export async function startHarness(objectStore: ObjectStore): Promise<Harness> {
@@ -96,7 +98,12 @@ export async function startHarness(objectStore: ObjectStore): Promise<Harness> {
   const servers: RunningServer[] = [];
   const build = async (cfg: DataprepConfig, store: ObjectStore, vectorsStore: VectorStore) => {
     const telemetry = await TelemetryLog.open({ maxRecords: cfg.telemetryMaxRecords });
-    const pipelineDeps = { imageEmbedder: loaded.imageEmbedder, detector: loaded.detector, vectors: vectorsStore, logger };
+    const pipelineDeps = {
+      imageEmbedder: loaded.imageEmbedder,
+      detector: loaded.detector,
+      vectors: vectorsStore,
+      logger,
+    };
     const created = createApp({
       config: cfg,
       logger,

@@ -17,7 +17,11 @@ export async function formFile(file: string, filename = path.basename(file), con
 /** POSTs `file` as the multipart field `file` to `url`. */
 export function postForm(url: string, file: FormFile, field = 'file'): Promise<Response> {
   const form = new FormData();
-  form.append(field, new Blob([new Uint8Array(file.bytes)], { type: file.contentType ?? 'application/octet-stream' }), file.filename);
+  form.append(
+    field,
+    new Blob([new Uint8Array(file.bytes)], { type: file.contentType ?? 'application/octet-stream' }),
+    file.filename,
+  );
   return fetch(url, { method: 'POST', body: form });
 }
 
@@ -49,7 +53,9 @@ export function rawMultipartUpload(
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+      );
       res.on('error', reject);
     });
     // EPIPE/ECONNRESET while writing are expected once the server has answered and closed.

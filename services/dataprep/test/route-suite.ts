@@ -147,7 +147,10 @@ export function describeDataprepRoutes(backend: StorageBackendFixture): void {
       let videoId: string;
 
       it('stores an MP4, embeds every Nth frame and lists it', async () => {
-        const res = await upload(await formFile(videoFile, 'clip.mp4', 'video/mp4'), '&frame_interval=5&tags=a,b&enable_object_detection=false');
+        const res = await upload(
+          await formFile(videoFile, 'clip.mp4', 'video/mp4'),
+          '&frame_interval=5&tags=a,b&enable_object_detection=false',
+        );
         expect(res.status).toBe(201);
         const body = await res.json();
         expect(body.status).toBe('success');
@@ -159,7 +162,11 @@ export function describeDataprepRoutes(backend: StorageBackendFixture): void {
         expect(list.status).toBe('success');
         expect(list.bucket_name).toBe(bucket);
         const entry = list.videos.find((v: any) => v.video_id === videoId);
-        expect(entry).toMatchObject({ video_name: 'clip.mp4', video_path: `${bucket}/${videoId}/clip.mp4`, stored: true });
+        expect(entry).toMatchObject({
+          video_name: 'clip.mp4',
+          video_path: `${bucket}/${videoId}/clip.mp4`,
+          stored: true,
+        });
         expect(new Date(entry.creation_ts).toISOString()).toBe(entry.creation_ts);
       });
 
@@ -179,7 +186,9 @@ export function describeDataprepRoutes(backend: StorageBackendFixture): void {
         ['bytes=-50', -50, -1],
         ['bytes=10-999999999', 10, -1],
       ])('answers %s with 206 and the exact bytes', async (range, start, end) => {
-        const res = await fetch(`${h.base}/media/download?bucket_name=${bucket}&video_id=${videoId}`, { headers: { range } });
+        const res = await fetch(`${h.base}/media/download?bucket_name=${bucket}&video_id=${videoId}`, {
+          headers: { range },
+        });
         expect(res.status).toBe(206);
         const total = videoBytes.length;
         const first = start < 0 ? total + start : start;
@@ -225,7 +234,12 @@ export function describeDataprepRoutes(backend: StorageBackendFixture): void {
         expect(await h.vectorStore.count(byVideo(bucket, videoId))).toBe(2);
         const missing = await postJson(`${h.base}/media/process`, { bucket_name: bucket, video_id: 'no-such-video' });
         expect(missing.status).toBe(404);
-        for (const bad of [{ frame_interval: 0 }, { frame_interval: 61 }, { detection_confidence: 0.05 }, { video_id: undefined }]) {
+        for (const bad of [
+          { frame_interval: 0 },
+          { frame_interval: 61 },
+          { detection_confidence: 0.05 },
+          { video_id: undefined },
+        ]) {
           const r = await postJson(`${h.base}/media/process`, { bucket_name: bucket, video_id: videoId, ...bad });
           expect(r.status).toBe(400);
           expect((await r.json()).status).toBe('error');
@@ -278,7 +292,10 @@ export function describeDataprepRoutes(backend: StorageBackendFixture): void {
 
     describe('upload validation', () => {
       it('stores a PNG named .jpg as .png after checking its bytes', async () => {
-        const res = await upload({ bytes: pngBytes, filename: 'cat.jpg', contentType: 'image/jpeg' }, '&enable_object_detection=false');
+        const res = await upload(
+          { bytes: pngBytes, filename: 'cat.jpg', contentType: 'image/jpeg' },
+          '&enable_object_detection=false',
+        );
         expect(res.status).toBe(201);
         const { video_id: id } = await res.json();
         const stored = await h.objectStore.list(bucket, `${id}/`);
@@ -291,10 +308,17 @@ export function describeDataprepRoutes(backend: StorageBackendFixture): void {
 
       it('refuses a text file named .mp4, an unsupported extension and a missing file with 400, storing nothing', async () => {
         const before = (await h.objectStore.list(bucket)).length;
-        const text = await upload({ bytes: Buffer.from('just some text, not a video\n'.repeat(50)), filename: 'fake.mp4' });
+        const text = await upload({
+          bytes: Buffer.from('just some text, not a video\n'.repeat(50)),
+          filename: 'fake.mp4',
+        });
         expect(text.status).toBe(400);
         expect((await text.json()).status).toBe('error');
-        const exe = await upload({ bytes: Buffer.from('MZ'), filename: 'tool.exe', contentType: 'application/octet-stream' });
+        const exe = await upload({
+          bytes: Buffer.from('MZ'),
+          filename: 'tool.exe',
+          contentType: 'application/octet-stream',
+        });
         expect(exe.status).toBe(400);
         const form = new FormData();
         form.append('other', 'value');
@@ -351,7 +375,10 @@ export function describeDataprepRoutes(backend: StorageBackendFixture): void {
         expect(ingestDup.status).toBe(409);
 
         const permissive = await h.variant({ env: { MM_DATAPREP_ALLOW_DUPLICATE_UPLOADS: 'true' } });
-        const allowed = await postForm(`${permissive.url}/v1/dataprep/media/upload?bucket_name=${bucket}&enable_object_detection=false`, photo);
+        const allowed = await postForm(
+          `${permissive.url}/v1/dataprep/media/upload?bucket_name=${bucket}&enable_object_detection=false`,
+          photo,
+        );
         expect(allowed.status).toBe(201);
         const { video_id: copyId } = await allowed.json();
         await fetch(`${h.base}/media/${bucket}/${copyId}`, { method: 'DELETE' });
@@ -368,7 +395,11 @@ export function describeDataprepRoutes(backend: StorageBackendFixture): void {
 
       it('ingests bare base64 and data URLs, naming the file after the detected format', async () => {
         const coffee = await readFile(fixtureImage('coffee.png'));
-        const bare = await ingest({ type: 'image_base64', image_base64: jpgBytes.toString('base64'), filename: 'rocket.png' });
+        const bare = await ingest({
+          type: 'image_base64',
+          image_base64: jpgBytes.toString('base64'),
+          filename: 'rocket.png',
+        });
         expect(bare.status).toBe(201);
         const bareBody = await bare.json();
         expect(bareBody.filename).toBe('rocket.jpg');
@@ -386,8 +417,12 @@ export function describeDataprepRoutes(backend: StorageBackendFixture): void {
 
       it('refuses bad base64, non-images, undecodable images and oversized payloads', async () => {
         expect((await ingest({ type: 'image_base64', image_base64: '***not base64***' })).status).toBe(400);
-        expect((await ingest({ type: 'image_base64', image_base64: 'data:text/plain;base64,aGVsbG8=' })).status).toBe(400);
-        expect((await ingest({ type: 'image_base64', image_base64: Buffer.from('hello world').toString('base64') })).status).toBe(400);
+        expect((await ingest({ type: 'image_base64', image_base64: 'data:text/plain;base64,aGVsbG8=' })).status).toBe(
+          400,
+        );
+        expect(
+          (await ingest({ type: 'image_base64', image_base64: Buffer.from('hello world').toString('base64') })).status,
+        ).toBe(400);
         const truncatedPng = pngBytes.subarray(0, 2000);
         const truncated = await ingest({ type: 'image_base64', image_base64: truncatedPng.toString('base64') });
         expect(truncated.status).toBe(400);
@@ -445,10 +480,13 @@ export function describeDataprepRoutes(backend: StorageBackendFixture): void {
       it('removes the stored media again when the vector database fails', async () => {
         const before = (await h.objectStore.list(bucket)).length;
         const failing = await h.variant({ vectorStore: failingInserts(h.vectorStore) });
-        const res = await postForm(`${failing.url}/v1/dataprep/media/upload?bucket_name=${bucket}&enable_object_detection=false`, {
-          bytes: await readFile(fixtureImage('motorcycle_left.png')),
-          filename: 'motorcycle_left.png',
-        });
+        const res = await postForm(
+          `${failing.url}/v1/dataprep/media/upload?bucket_name=${bucket}&enable_object_detection=false`,
+          {
+            bytes: await readFile(fixtureImage('motorcycle_left.png')),
+            filename: 'motorcycle_left.png',
+          },
+        );
         expect(res.status).toBe(502);
         expect((await h.objectStore.list(bucket)).length).toBe(before);
       });
