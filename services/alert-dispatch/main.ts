@@ -49,10 +49,11 @@ export async function startAlertDispatch(env: NodeJS.ProcessEnv, logger?: Logger
   subscriptions.watch();
 
   try {
-    await mcp.start();
+    await mcp.start(); // an invalid MCP file stops start-up, like any invalid configuration
   } catch (err) {
-    // A bad MCP file must not keep alerts from being dispatched; /api/v1/mcp/reload can fix it later.
-    log.error('MCP servers not started', { error: (err as Error).message });
+    subscriptions.close();
+    await mcp.close();
+    throw err;
   }
 
   const agent = config.llm ? new ToolAgent({ ...config.llm, logger: log }) : undefined;
