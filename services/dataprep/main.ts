@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { listen } from '../lib/http/index.js';
 import { loadModels } from '../lib/inference/index.js';
@@ -52,6 +53,8 @@ export async function startDataprep(env: NodeJS.ProcessEnv, logger?: Logger): Pr
   const log =
     logger ?? createLogger({ service: 'dataprep', level: config.platform.logLevel, json: config.platform.logJson });
   const { modelsDir, provider, threads } = config.platform;
+  // Temp copies are per request; any left here were orphaned by a crash.
+  await rm(path.join(config.dataDir, 'tmp'), { recursive: true, force: true });
   await importDefaultModels(modelsDir, { log: (message) => log.info(message) });
   const models = await loadModels({ modelsDir, provider, threads, ...config.models });
   const cleanup: Array<() => Promise<void>> = [() => models.release()];
