@@ -73,7 +73,17 @@ describe('alert dispatch HTTP API', () => {
       policy,
       clock,
     });
-    const { app } = createApp({ logger, dispatcher, registry, subscriptions, agentEnabled: false, mcp, policy, clock, bodyLimit: '2mb' });
+    const { app } = createApp({
+      logger,
+      dispatcher,
+      registry,
+      subscriptions,
+      agentEnabled: false,
+      mcp,
+      policy,
+      clock,
+      bodyLimit: '2mb',
+    });
     server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'alert-dispatch-test' });
   });
   afterAll(async () => {
@@ -87,14 +97,23 @@ describe('alert dispatch HTTP API', () => {
   });
 
   const post = (p: string, body: unknown) =>
-    fetch(server.url + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    fetch(server.url + p, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
   const execute = async (body: Record<string, unknown>) => {
     const res = await post('/api/v1/actions/execute', body);
     return { status: res.status, body: (await res.json()) as any };
   };
 
   it('dispatches with the fallback tool and answers the action response', async () => {
-    const { status, body } = await execute({ source_id: 'cam-9', alert_name: 'unsubscribed', event_id: 'evt-a', reason: 'r' });
+    const { status, body } = await execute({
+      source_id: 'cam-9',
+      alert_name: 'unsubscribed',
+      event_id: 'evt-a',
+      reason: 'r',
+    });
     expect(status).toBe(200);
     expect(body).toMatchObject({
       event_id: 'evt-a',
@@ -145,12 +164,24 @@ describe('alert dispatch HTTP API', () => {
     expect(hook.received.length).toBe(before + 1);
 
     const image = { kind: 'image', encoding: 'base64', mime_type: 'image/jpeg', data_base64: jpegBase64 };
-    const escalated = await execute({ source_id: 'cam-1', alert_name: 'intrusion', consecutive_count: 3, payloads: [image] });
+    const escalated = await execute({
+      source_id: 'cam-1',
+      alert_name: 'intrusion',
+      consecutive_count: 3,
+      payloads: [image],
+    });
     expect(escalated.body.actions_taken).toEqual(['capture_snapshot', 'log_alert', 'trigger_webhook']);
     expect(escalated.body.snapshot_path).toMatch(/snapshots\/.+\.jpg$/);
     expect((await readFile(escalated.body.snapshot_path)).toString('base64')).toBe(jpegBase64);
-    expect(hook.received.at(-1)!.body).toMatchObject({ snapshot_path: escalated.body.snapshot_path, escalated: true, consecutive_count: 3 });
-    expect(events.at(-1)!.data).toMatchObject({ escalated: true, tools_requested: ['log_alert', 'trigger_webhook', 'capture_snapshot'] });
+    expect(hook.received.at(-1)!.body).toMatchObject({
+      snapshot_path: escalated.body.snapshot_path,
+      escalated: true,
+      consecutive_count: 3,
+    });
+    expect(events.at(-1)!.data).toMatchObject({
+      escalated: true,
+      tools_requested: ['log_alert', 'trigger_webhook', 'capture_snapshot'],
+    });
 
     // The request's own tools and escalation override the subscription's.
     const own = await execute({
@@ -232,7 +263,11 @@ describe('alert dispatch HTTP API', () => {
   });
 
   it('answers 413 in the {detail} shape for bodies over the limit', async () => {
-    const res = await post('/api/v1/actions/execute', { source_id: 's', alert_name: 'a', reason: 'x'.repeat(3_000_000) });
+    const res = await post('/api/v1/actions/execute', {
+      source_id: 's',
+      alert_name: 'a',
+      reason: 'x'.repeat(3_000_000),
+    });
     expect(res.status).toBe(413);
     expect(Object.keys((await res.json()) as object)).toEqual(['detail']);
   });
@@ -241,7 +276,11 @@ describe('alert dispatch HTTP API', () => {
     const res = await post('/api/v1/alerts', { camera: 'north', confidence: 0.9 });
     expect(res.status).toBe(202);
     const body = (await res.json()) as any;
-    expect(body).toMatchObject({ status: 'accepted', alert_type: 'UNKNOWN', timestamp: '2024-05-01T10:01:00.000+00:00' });
+    expect(body).toMatchObject({
+      status: 'accepted',
+      alert_type: 'UNKNOWN',
+      timestamp: '2024-05-01T10:01:00.000+00:00',
+    });
     for (let i = 0; i < 200 && events.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(events[0].data).toMatchObject({
       event_id: body.event_id,
@@ -263,7 +302,11 @@ describe('alert dispatch HTTP API', () => {
     expect(res.status).toBe(202);
     expect(await res.json()).toMatchObject({ alert_type: 'loitering', timestamp: '2024-05-01T10:00:00.000+00:00' });
     for (let i = 0; i < 200 && events.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(events[0].data).toMatchObject({ alert_name: 'loitering', source_id: 'cam-flex', actions_taken: ['log_alert'] });
+    expect(events[0].data).toMatchObject({
+      alert_name: 'loitering',
+      source_id: 'cam-flex',
+      actions_taken: ['log_alert'],
+    });
     // The top-level `zone` landed in metadata.zone, so the subscription's dedup (source_id + metadata.zone) applies.
     await post('/api/v1/alerts', { alert_type: 'loitering', source_id: 'cam-flex', zone: 'dock' });
     await execute({ source_id: 'marker', alert_name: 'marker' });
@@ -288,12 +331,22 @@ describe('alert dispatch HTTP API', () => {
   });
 
   it('invokes a built-in tool manually: 200 with the result, 404 unknown, 409 disabled', async () => {
-    const ok = await post('/api/v1/tools/trigger_webhook/invoke', { arguments: { url: hook.url }, alert: { source_id: 'manual-cam' } });
+    const ok = await post('/api/v1/tools/trigger_webhook/invoke', {
+      arguments: { url: hook.url },
+      alert: { source_id: 'manual-cam' },
+    });
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toMatchObject({ tool: 'trigger_webhook', success: true, result: { status: 200 }, error: null });
+    expect(await ok.json()).toMatchObject({
+      tool: 'trigger_webhook',
+      success: true,
+      result: { status: 200 },
+      error: null,
+    });
     expect(hook.received.at(-1)!.body).toMatchObject({ source_id: 'manual-cam', alert_name: 'manual' });
 
-    const snap = await post('/api/v1/tools/capture_snapshot/invoke', { alert: { payloads: [{ kind: 'image', data_base64: 'aGVsbG8=' }] } });
+    const snap = await post('/api/v1/tools/capture_snapshot/invoke', {
+      alert: { payloads: [{ kind: 'image', data_base64: 'aGVsbG8=' }] },
+    });
     expect(snap.status).toBe(200);
     expect(await snap.json()).toMatchObject({ success: false, error: 'image payload is not a recognised image' });
 
@@ -311,14 +364,25 @@ describe('alert dispatch HTTP API', () => {
       alert_name: 'intrusion',
       tools: ['log_alert', 'trigger_webhook'],
       tool_arguments: { trigger_webhook: { url: hook.url } },
-      dedup: { enabled: false, strategy: 'field_hash', fields: ['alert_name', 'source_id'], window_seconds: 60, on_missing: 'skip' },
+      dedup: {
+        enabled: false,
+        strategy: 'field_hash',
+        fields: ['alert_name', 'source_id'],
+        window_seconds: 60,
+        on_missing: 'skip',
+      },
       escalation: { threshold_consecutive: 3, additional_tools: ['capture_snapshot'] },
     });
 
-    await writeFile(subsFile, 'subscriptions:\n  - alert_name: intrusion\n    escalation: { threshold_consecutive: zero }\n');
+    await writeFile(
+      subsFile,
+      'subscriptions:\n  - alert_name: intrusion\n    escalation: { threshold_consecutive: zero }\n',
+    );
     const bad = await post('/api/v1/tools/reload', {});
     expect(bad.status).toBe(422);
-    expect(((await bad.json()) as any).detail).toMatch(/kept 2 previous entries.*threshold_consecutive must be a number/);
+    expect(((await bad.json()) as any).detail).toMatch(
+      /kept 2 previous entries.*threshold_consecutive must be a number/,
+    );
     const after = (await (await fetch(server.url + '/api/v1/subscriptions')).json()) as any;
     expect(after.count).toBe(2);
     expect(after.last_error).toMatch(/threshold_consecutive/);
@@ -336,9 +400,22 @@ describe('alert dispatch HTTP API', () => {
     const health = (await (await fetch(server.url + '/api/v1/health')).json()) as any;
     expect(health).toMatchObject({ status: 'healthy', adk_enabled: false, mcp_enabled: false });
     expect(typeof health.uptime_seconds).toBe('number');
-    expect((await (await fetch(server.url + '/api/v1/mcp/status')).json())).toMatchObject({ enabled: false, servers: [], total_tools: 0 });
+    expect(await (await fetch(server.url + '/api/v1/mcp/status')).json()).toMatchObject({
+      enabled: false,
+      servers: [],
+      total_tools: 0,
+    });
     const doc = (await (await fetch(server.url + '/openapi.json')).json()) as any;
-    for (const p of ['/api/v1/alerts', '/api/v1/actions/execute', '/api/v1/tools', '/api/v1/tools/{name}/invoke', '/api/v1/tools/reload', '/api/v1/subscriptions', '/api/v1/health', '/api/v1/mcp/status']) {
+    for (const p of [
+      '/api/v1/alerts',
+      '/api/v1/actions/execute',
+      '/api/v1/tools',
+      '/api/v1/tools/{name}/invoke',
+      '/api/v1/tools/reload',
+      '/api/v1/subscriptions',
+      '/api/v1/health',
+      '/api/v1/mcp/status',
+    ]) {
       expect(doc.paths[p]).toBeDefined();
     }
   });

@@ -12,7 +12,11 @@ import { startWebhookReceiver, type WebhookReceiver } from './testing/webhook-re
 const logger = createLogger({ service: 'test', level: 'error', json: true });
 
 /** Reads SSE frames from a fetch body until `predicate` matches one (bounded by the test time-out). */
-async function nextEvent(reader: ReadableStreamDefaultReader<Uint8Array>, buffer: { text: string }, predicate: (e: { event: string; data: any }) => boolean) {
+async function nextEvent(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  buffer: { text: string },
+  predicate: (e: { event: string; data: any }) => boolean,
+) {
   const decoder = new TextDecoder();
   for (;;) {
     let cut: number;
@@ -46,7 +50,10 @@ describe('startAlertDispatch (embedded service, every part real)', () => {
     hook = await startWebhookReceiver();
     broker = await startTestBroker();
     llm = await startFakeLlm();
-    await writeFile(path.join(dir, 'subs.yaml'), 'subscriptions:\n  - alert_name: intrusion\n    tools: [capture_snapshot, trigger_webhook, publish_mqtt, log_alert]\n');
+    await writeFile(
+      path.join(dir, 'subs.yaml'),
+      'subscriptions:\n  - alert_name: intrusion\n    tools: [capture_snapshot, trigger_webhook, publish_mqtt, log_alert]\n',
+    );
     service = await startAlertDispatch(
       {
         ALERT_DISPATCH_PORT: '0',
@@ -71,7 +78,11 @@ describe('startAlertDispatch (embedded service, every part real)', () => {
   });
 
   it('reports agent mode in health and lists every tool as enabled', async () => {
-    expect(await (await fetch(`${service.url}/api/v1/health`)).json()).toMatchObject({ status: 'healthy', adk_enabled: true, mcp_enabled: false });
+    expect(await (await fetch(`${service.url}/api/v1/health`)).json()).toMatchObject({
+      status: 'healthy',
+      adk_enabled: true,
+      mcp_enabled: false,
+    });
     const tools = (await (await fetch(`${service.url}/api/v1/tools`)).json()) as any;
     expect(tools.tools.map((t: any) => [t.name, t.enabled])).toEqual([
       ['log_alert', true],
@@ -84,7 +95,9 @@ describe('startAlertDispatch (embedded service, every part real)', () => {
   it('dispatches through the agent and fans the result out to an SSE client and the MQTT broker', async () => {
     const subscriber = await mqtt.connectAsync(broker.url);
     const messages: Array<{ topic: string; qos: number; body: any }> = [];
-    subscriber.on('message', (topic, payload, packet) => messages.push({ topic, qos: packet.qos, body: JSON.parse(payload.toString()) }));
+    subscriber.on('message', (topic, payload, packet) =>
+      messages.push({ topic, qos: packet.qos, body: JSON.parse(payload.toString()) }),
+    );
     await subscriber.subscribeAsync('argus/alerts/#', { qos: 1 });
     const controller = new AbortController();
     try {
@@ -94,12 +107,23 @@ describe('startAlertDispatch (embedded service, every part real)', () => {
       const buffer = { text: '' };
       await nextEvent(reader, buffer, (e) => e.event === 'init');
 
-      llm.behaviour = { kind: 'tool_calls', calls: [{ name: 'publish_mqtt', arguments: '{}' }, { name: 'trigger_webhook', arguments: '{}' }] };
+      llm.behaviour = {
+        kind: 'tool_calls',
+        calls: [
+          { name: 'publish_mqtt', arguments: '{}' },
+          { name: 'trigger_webhook', arguments: '{}' },
+        ],
+      };
       const png = (await import('node:fs')).readFileSync('/work/shared/fixtures/images/coffee.png').toString('base64');
       const res = await fetch(`${service.url}/api/v1/alerts`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ alert_type: 'intrusion', source_id: 'cam-7', reason: 'person', payloads: [{ kind: 'image', encoding: 'base64', data_base64: png }] }),
+        body: JSON.stringify({
+          alert_type: 'intrusion',
+          source_id: 'cam-7',
+          reason: 'person',
+          payloads: [{ kind: 'image', encoding: 'base64', data_base64: png }],
+        }),
       });
       expect(res.status).toBe(202);
       const { event_id } = (await res.json()) as any;
@@ -127,8 +151,8 @@ describe('startAlertDispatch (embedded service, every part real)', () => {
   });
 
   it('refuses to start with an invalid configuration, naming every problem', async () => {
-    await expect(startAlertDispatch({ ALERT_DISPATCH_PORT: 'x', WEBHOOK_URL: 'ftp://nope', ALERT_TYPO: '1' }, logger)).rejects.toThrow(
-      /ALERT_TYPO is not a known setting[\s\S]*ALERT_DISPATCH_PORT[\s\S]*WEBHOOK_URL/,
-    );
+    await expect(
+      startAlertDispatch({ ALERT_DISPATCH_PORT: 'x', WEBHOOK_URL: 'ftp://nope', ALERT_TYPO: '1' }, logger),
+    ).rejects.toThrow(/ALERT_TYPO is not a known setting[\s\S]*ALERT_DISPATCH_PORT[\s\S]*WEBHOOK_URL/);
   });
 });

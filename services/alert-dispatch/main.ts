@@ -60,9 +60,23 @@ export async function startAlertDispatch(env: NodeJS.ProcessEnv, logger?: Logger
   const hub = new EventHub({
     logger: log,
     keepaliveMs: config.keepaliveMs,
-    serviceInfo: { service: 'alert-dispatch', version: '1.0.0', adk_enabled: Boolean(agent), mcp_enabled: mcp.status().enabled },
+    serviceInfo: {
+      service: 'alert-dispatch',
+      version: '1.0.0',
+      adk_enabled: Boolean(agent),
+      mcp_enabled: mcp.status().enabled,
+    },
   });
-  const dispatcher = new Dispatcher({ registry, subscriptions, dedup: new DedupStore(clock, config.dedupMaxEntries), events: hub, logger: log, agent, policy, clock });
+  const dispatcher = new Dispatcher({
+    registry,
+    subscriptions,
+    dedup: new DedupStore(clock, config.dedupMaxEntries),
+    events: hub,
+    logger: log,
+    agent,
+    policy,
+    clock,
+  });
   const { app } = createApp({
     logger: log,
     dispatcher,

@@ -114,7 +114,11 @@ describe('agent mode against an OpenAI-compatible server', () => {
     expect(sent.body.model).toBe('test-model');
     expect(sent.body.tools.map((t: any) => t.function.name)).toEqual(['log_alert', 'trigger_webhook', 'notes__create']);
     expect(JSON.parse(sent.body.messages[1].content).alert.snapshot_path).toBe(result.snapshot_path);
-    expect(events[0].data).toMatchObject({ actions_taken: result.actions_taken, answer: 'YES', payload_kinds: ['image'] });
+    expect(events[0].data).toMatchObject({
+      actions_taken: result.actions_taken,
+      answer: 'YES',
+      payload_kinds: ['image'],
+    });
   });
 
   it.each<[string, FakeLlmBehaviour]>([

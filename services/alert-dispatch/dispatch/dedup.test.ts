@@ -109,7 +109,10 @@ describe('resolvePlan', () => {
       escalated: true,
     });
     expect(resolvePlan(request({ escalated: true }), sub).tools).toContain('publish_mqtt');
-    const own = request({ consecutive_count: 3, escalation: { threshold_consecutive: 5, additional_tools: ['capture_snapshot'] } });
+    const own = request({
+      consecutive_count: 3,
+      escalation: { threshold_consecutive: 5, additional_tools: ['capture_snapshot'] },
+    });
     expect(resolvePlan(own, sub)).toMatchObject({ tools: ['log_alert', 'trigger_webhook'], escalated: false });
     own.consecutive_count = 5;
     expect(resolvePlan(own, sub).tools).toEqual(['log_alert', 'trigger_webhook', 'capture_snapshot']);

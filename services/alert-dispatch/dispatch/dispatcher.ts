@@ -116,7 +116,11 @@ export class Dispatcher {
       if (!tool) {
         logger.warn('unknown tool skipped', { tool: name, event_id: request.event_id });
       } else if (!tool.runnable(plan.toolArguments[name] ?? {})) {
-        logger.warn('disabled tool skipped', { tool: name, event_id: request.event_id, requires_env: tool.requiresEnv });
+        logger.warn('disabled tool skipped', {
+          tool: name,
+          event_id: request.event_id,
+          requires_env: tool.requiresEnv,
+        });
       } else {
         runnable.push(tool);
       }

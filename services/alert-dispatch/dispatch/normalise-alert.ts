@@ -3,8 +3,21 @@ import type { ActionRequest } from './types.js';
 
 /** Fields of the flexible alert that map onto the action request; everything else lands in metadata. */
 const RECOGNISED = new Set([
-  'alert_type', 'source_id', 'alert_name', 'answer', 'reason', 'metadata', 'timestamp', 'tools', 'payloads',
-  'event_id', 'consecutive_count', 'escalated', 'tool_arguments', 'escalation', 'dedup',
+  'alert_type',
+  'source_id',
+  'alert_name',
+  'answer',
+  'reason',
+  'metadata',
+  'timestamp',
+  'tools',
+  'payloads',
+  'event_id',
+  'consecutive_count',
+  'escalated',
+  'tool_arguments',
+  'escalation',
+  'dedup',
 ]);
 
 /**

@@ -33,11 +33,7 @@ export interface ResolvedPlan {
  * Names are de-duplicated, order kept.
  */
 export function resolvePlan(request: ActionRequest, subscription: SubscriptionDefaults | undefined): ResolvedPlan {
-  const base = request.tools?.length
-    ? request.tools
-    : subscription?.tools.length
-      ? subscription.tools
-      : FALLBACK_TOOLS;
+  const base = request.tools?.length ? request.tools : subscription?.tools.length ? subscription.tools : FALLBACK_TOOLS;
   const escalation = request.escalation ?? subscription?.escalation;
   const escalated = isEscalated(request, escalation);
   const tools = [...new Set([...base, ...(escalated ? (escalation?.additional_tools ?? []) : [])])];

@@ -27,7 +27,12 @@ export interface RetryPolicy {
 }
 
 /** Defaults: 10 s per attempt, 3 attempts, 250 ms doubling back-off, delays capped at 10 s. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { timeoutMs: 10_000, maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 10_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  timeoutMs: 10_000,
+  maxAttempts: 3,
+  baseDelayMs: 250,
+  maxDelayMs: 10_000,
+};
 
 class AttemptTimeout extends Error {}
 
@@ -77,7 +82,8 @@ export async function runTool(tool: DispatchTool, input: RunToolInput): Promise<
   for (let n = 1; n <= policy.maxAttempts; n++) {
     try {
       const output = await attempt(
-        (signal) => tool.run({ request: input.request, args: input.args, snapshotPath: input.snapshotPath, signal, logger }),
+        (signal) =>
+          tool.run({ request: input.request, args: input.args, snapshotPath: input.snapshotPath, signal, logger }),
         policy.timeoutMs,
         input.signal,
       );
@@ -86,12 +92,26 @@ export async function runTool(tool: DispatchTool, input: RunToolInput): Promise<
       lastError = err instanceof Error ? err.message : String(err);
       const retryable = err instanceof AttemptTimeout || (err instanceof ToolError && err.retryable);
       if (!retryable || n === policy.maxAttempts || input.signal?.aborted) {
-        logger.warn('tool failed', { tool: tool.name, event_id: input.request.event_id, attempts: n, error: lastError });
+        logger.warn('tool failed', {
+          tool: tool.name,
+          event_id: input.request.event_id,
+          attempts: n,
+          error: lastError,
+        });
         return { name: tool.name, success: false, attempts: n, duration_ms: elapsed(), error: lastError };
       }
       const backoff = policy.baseDelayMs * 2 ** (n - 1) * (0.8 + Math.random() * 0.4);
-      const delay = Math.min(err instanceof ToolError && err.retryAfterMs !== undefined ? err.retryAfterMs : backoff, policy.maxDelayMs);
-      logger.info('tool retry', { tool: tool.name, event_id: input.request.event_id, attempt: n, delay_ms: Math.round(delay), error: lastError });
+      const delay = Math.min(
+        err instanceof ToolError && err.retryAfterMs !== undefined ? err.retryAfterMs : backoff,
+        policy.maxDelayMs,
+      );
+      logger.info('tool retry', {
+        tool: tool.name,
+        event_id: input.request.event_id,
+        attempt: n,
+        delay_ms: Math.round(delay),
+        error: lastError,
+      });
       try {
         await sleep(delay, input.signal);
       } catch {

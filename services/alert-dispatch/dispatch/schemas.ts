@@ -3,7 +3,10 @@ import { DEDUP_DEFAULTS } from './dedup.js';
 import { PAYLOAD_ENCODINGS, PAYLOAD_KINDS } from './types.js';
 
 /** A tool name: built-in or `<server>__<tool>` for MCP tools. */
-export const toolNameSchema = Joi.string().min(1).max(128).pattern(/^[A-Za-z0-9_.:-]+$/);
+export const toolNameSchema = Joi.string()
+  .min(1)
+  .max(128)
+  .pattern(/^[A-Za-z0-9_.:-]+$/);
 
 /** A list of tool names. */
 export const toolListSchema = Joi.array().items(toolNameSchema).max(64);
@@ -35,7 +38,13 @@ export const escalationSchema = Joi.object({
 
 /** Infers `encoding` from the data field present when the caller left it out. */
 const inferEncoding = (payload: any) =>
-  payload.data_base64 !== undefined ? 'base64' : payload.uri !== undefined ? 'uri' : payload.data_text !== undefined ? 'raw' : 'base64';
+  payload.data_base64 !== undefined
+    ? 'base64'
+    : payload.uri !== undefined
+      ? 'uri'
+      : payload.data_text !== undefined
+        ? 'raw'
+        : 'base64';
 
 /** A multimodal payload: base64 needs valid `data_base64`, uri needs `uri`, raw needs `data_text`. */
 export const payloadSchema = Joi.object({
@@ -63,7 +72,11 @@ export const payloadSchema = Joi.object({
       .messages({ 'any.custom': '{#label} must be an absolute URI' }),
     otherwise: Joi.string().allow(''),
   }),
-  data_text: Joi.when('encoding', { is: 'raw', then: Joi.string().allow('').required(), otherwise: Joi.string().allow('') }),
+  data_text: Joi.when('encoding', {
+    is: 'raw',
+    then: Joi.string().allow('').required(),
+    otherwise: Joi.string().allow(''),
+  }),
   metadata: Joi.object().unknown(true),
 });
 

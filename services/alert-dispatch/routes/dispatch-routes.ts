@@ -25,7 +25,11 @@ export function dispatchRoutes(dispatcher: Dispatcher, clock: Clock): RouteSpec[
         'and its result is published as an `alert_action` event.',
       tags: ['dispatch'],
       request: { body: flexibleAlertSchema },
-      responses: { 202: { description: 'Accepted for dispatch', schema: flexibleAlertResponseBody }, 413: tooLarge, 422: validationError },
+      responses: {
+        202: { description: 'Accepted for dispatch', schema: flexibleAlertResponseBody },
+        413: tooLarge,
+        422: validationError,
+      },
       handler: (ctx) => {
         const request = normaliseFlexibleAlert(ctx.state.body, () => isoWithOffset(clock()));
         dispatcher.dispatchInBackground(request);
@@ -48,7 +52,11 @@ export function dispatchRoutes(dispatcher: Dispatcher, clock: Clock): RouteSpec[
         'else log_alert; escalation adds tools; capture_snapshot first) and answers 200 once every tool has finished.',
       tags: ['dispatch'],
       request: { body: actionRequestSchema },
-      responses: { 200: { description: 'Dispatch result', schema: actionResponseBody }, 413: tooLarge, 422: validationError },
+      responses: {
+        200: { description: 'Dispatch result', schema: actionResponseBody },
+        413: tooLarge,
+        422: validationError,
+      },
       handler: async (ctx) => {
         const body = ctx.state.body as ActionRequest;
         const request: ActionRequest = {

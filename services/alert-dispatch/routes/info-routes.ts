@@ -25,7 +25,10 @@ const subscriptionBody = Joi.object({
     window_seconds: Joi.number(),
     on_missing: Joi.string(),
   }),
-  escalation: Joi.object({ threshold_consecutive: Joi.number().allow(null), additional_tools: Joi.array().items(Joi.string()) }),
+  escalation: Joi.object({
+    threshold_consecutive: Joi.number().allow(null),
+    additional_tools: Joi.array().items(Joi.string()),
+  }),
 });
 
 /** GET /subscriptions and GET /health. */
@@ -38,7 +41,8 @@ export function infoRoutes(deps: InfoRouteDeps): RouteSpec[] {
       tags: ['subscriptions'],
       responses: {
         200: {
-          description: 'Subscription list; `file` and `last_error` tell where it came from and why a reload was rejected',
+          description:
+            'Subscription list; `file` and `last_error` tell where it came from and why a reload was rejected',
           schema: Joi.object({
             subscriptions: Joi.array().items(subscriptionBody),
             count: Joi.number(),
@@ -55,11 +59,20 @@ export function infoRoutes(deps: InfoRouteDeps): RouteSpec[] {
           tool_arguments: s.tool_arguments,
           dedup: s.dedup ?? { enabled: false, ...DEDUP_DEFAULTS },
           escalation: s.escalation
-            ? { threshold_consecutive: s.escalation.threshold_consecutive ?? null, additional_tools: s.escalation.additional_tools }
+            ? {
+                threshold_consecutive: s.escalation.threshold_consecutive ?? null,
+                additional_tools: s.escalation.additional_tools,
+              }
             : { threshold_consecutive: null, additional_tools: [] },
         }));
         const status = deps.subscriptions.status();
-        ctx.body = { subscriptions, count: subscriptions.length, file: status.file, loaded_at: status.loaded_at, last_error: status.error };
+        ctx.body = {
+          subscriptions,
+          count: subscriptions.length,
+          file: status.file,
+          loaded_at: status.loaded_at,
+          last_error: status.error,
+        };
       },
     }),
     defineRoute({

@@ -19,7 +19,9 @@ export const actionResponseBody = Joi.object({
   timestamp: Joi.string().description('ISO-8601 with offset'),
   suppressed: Joi.string().valid('answer_no', 'duplicate').allow(null).description('Why no tool ran, if so'),
   mode: Joi.string().valid('agent', 'rules', 'none').description('Who chose the tools'),
-  tools_requested: Joi.array().items(Joi.string()).description('Resolved tool list (request, subscription, fallback, escalation)'),
+  tools_requested: Joi.array()
+    .items(Joi.string())
+    .description('Resolved tool list (request, subscription, fallback, escalation)'),
   failed_tools: Joi.array().items(Joi.object({ name: Joi.string(), error: Joi.string() })),
 });
 

@@ -21,10 +21,15 @@ export interface ToolRouteDeps {
 }
 
 /** The alert a manual invocation runs for: an action request whose source_id and alert_name default to `manual`. */
-const invocationAlertSchema = actionRequestSchema.fork(['source_id', 'alert_name'], (s) => s.optional().default('manual'));
+const invocationAlertSchema = actionRequestSchema.fork(['source_id', 'alert_name'], (s) =>
+  s.optional().default('manual'),
+);
 
 const invokeBody = Joi.object({
-  arguments: Joi.object().unknown(true).default({}).description("The tool's arguments (e.g. {url} for trigger_webhook)"),
+  arguments: Joi.object()
+    .unknown(true)
+    .default({})
+    .description("The tool's arguments (e.g. {url} for trigger_webhook)"),
   alert: invocationAlertSchema.default().description('Alert the tool acts on; every action request field is optional'),
 });
 
@@ -45,7 +50,12 @@ export function toolRoutes(deps: ToolRouteDeps): RouteSpec[] {
       path: `${API_PREFIX}/tools`,
       summary: 'List registered tools (built-in and MCP)',
       tags: ['tools'],
-      responses: { 200: { description: 'Tool list', schema: Joi.object({ tools: Joi.array().items(toolInfoBody), count: Joi.number() }) } },
+      responses: {
+        200: {
+          description: 'Tool list',
+          schema: Joi.object({ tools: Joi.array().items(toolInfoBody), count: Joi.number() }),
+        },
+      },
       handler: (ctx) => {
         const tools = deps.registry.list();
         ctx.body = { tools, count: tools.length };
@@ -73,7 +83,10 @@ export function toolRoutes(deps: ToolRouteDeps): RouteSpec[] {
       handler: async (ctx) => {
         const outcome = await deps.subscriptions.reload();
         if (!outcome.ok) {
-          throw new HttpError(422, `subscriptions file rejected (kept ${outcome.count} previous entries): ${outcome.error}`);
+          throw new HttpError(
+            422,
+            `subscriptions file rejected (kept ${outcome.count} previous entries): ${outcome.error}`,
+          );
         }
         ctx.body = {
           status: 'reloaded',

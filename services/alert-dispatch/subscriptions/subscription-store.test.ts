@@ -33,7 +33,13 @@ describe('subscriptions file', () => {
       alert_name: 'intrusion',
       tools: ['log_alert', 'capture_snapshot', 'trigger_webhook'],
       tool_arguments: { trigger_webhook: { url: 'http://127.0.0.1:9/hook' } },
-      dedup: { enabled: true, strategy: 'field_hash', fields: ['source_id', 'metadata.zone'], window_seconds: 30, on_missing: 'skip' },
+      dedup: {
+        enabled: true,
+        strategy: 'field_hash',
+        fields: ['source_id', 'metadata.zone'],
+        window_seconds: 30,
+        on_missing: 'skip',
+      },
       escalation: { threshold_consecutive: 3, additional_tools: ['publish_mqtt'] },
     });
     expect(smoke).toEqual({ alert_name: 'smoke', tools: [], tool_arguments: {} });
@@ -41,8 +47,12 @@ describe('subscriptions file', () => {
 
   it('names every problem of a bad file', () => {
     expect(() =>
-      parseSubscriptions('subscriptions:\n  - tools: nope\n  - alert_name: a\n    dedup: { strategy: md5, window_seconds: 0 }\n'),
-    ).toThrow(/alert_name is required.*tools must be an array.*strategy must be \[field_hash\].*window_seconds must be greater/);
+      parseSubscriptions(
+        'subscriptions:\n  - tools: nope\n  - alert_name: a\n    dedup: { strategy: md5, window_seconds: 0 }\n',
+      ),
+    ).toThrow(
+      /alert_name is required.*tools must be an array.*strategy must be \[field_hash\].*window_seconds must be greater/,
+    );
     expect(() => parseSubscriptions('subscriptions:\n  - alert_name: a\n  - alert_name: a\n')).toThrow(/duplicate/);
     expect(() => parseSubscriptions('subscriptions: [unclosed')).toThrow();
   });

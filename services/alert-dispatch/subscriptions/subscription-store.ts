@@ -109,7 +109,8 @@ export class SubscriptionStore {
     try {
       text = await readFile(this.file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return this.fail(`cannot read file: ${(err as Error).message}`);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        return this.fail(`cannot read file: ${(err as Error).message}`);
       this.logger.warn('subscriptions file not found; no subscriptions', { file: this.file });
       this.entries = new Map();
       return (this.outcome = { ok: true, file: this.file, count: 0, error: null, loaded_at: now });
@@ -126,7 +127,11 @@ export class SubscriptionStore {
   }
 
   private fail(error: string): ReloadOutcome {
-    this.logger.error('subscriptions file rejected; keeping previous entries', { file: this.file, error, kept: this.entries.size });
+    this.logger.error('subscriptions file rejected; keeping previous entries', {
+      file: this.file,
+      error,
+      kept: this.entries.size,
+    });
     this.outcome = { ...this.outcome, ok: false, count: this.entries.size, error };
     return { ...this.outcome };
   }

@@ -32,7 +32,10 @@ export async function startFakeLlm(): Promise<FakeLlm> {
         res.writeHead(404).end();
         return;
       }
-      state.requests.push({ body: JSON.parse(Buffer.concat(chunks).toString('utf8')), authorization: req.headers.authorization });
+      state.requests.push({
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+        authorization: req.headers.authorization,
+      });
       const b = state.behaviour;
       if (b.kind === 'hang') return; // never answers; the client's time-out must fire
       if (b.kind === 'status') {

@@ -23,8 +23,16 @@ export interface McpToolDescriptor {
 /** The part of the MCP manager the dispatcher needs: listing, invoking and status of MCP tools. */
 export interface McpToolSource {
   tools(): McpToolDescriptor[];
-  invoke(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<{ content: unknown; isError: boolean }>;
-  status(): { enabled: boolean; servers: Array<{ name: string; connected: boolean; tool_count: number }>; total_tools: number };
+  invoke(
+    name: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<{ content: unknown; isError: boolean }>;
+  status(): {
+    enabled: boolean;
+    servers: Array<{ name: string; connected: boolean; tool_count: number }>;
+    total_tools: number;
+  };
 }
 
 /** Adapts one MCP tool to a dispatch tool: it succeeds when the server answers with `isError` false. */

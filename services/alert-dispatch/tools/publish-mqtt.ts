@@ -20,7 +20,6 @@ export interface MqttTool extends DispatchTool {
 /** Topic levels must not contain wildcards or separators coming from alert fields. */
 const topicLevel = (value: string) => value.replace(/[+#/]/g, '_').split('\0').join('_') || '_';
 
-
 /** Renders the topic template for one alert. */
 export function renderTopic(template: string, fields: { source_id: string; alert_name: string }): string {
   return template
@@ -45,7 +44,11 @@ export function publishMqttTool(options: MqttToolOptions): MqttTool {
     ));
   const connection = () => {
     if (!client) {
-      client = mqtt.connect(options.brokerUrl!, { reconnectPeriod: 1000, connectTimeout: 5000, clientId: `argus-alert-dispatch-${process.pid}-${Date.now()}` });
+      client = mqtt.connect(options.brokerUrl!, {
+        reconnectPeriod: 1000,
+        connectTimeout: 5000,
+        clientId: `argus-alert-dispatch-${process.pid}-${Date.now()}`,
+      });
       client.on('error', (err) => options.logger.warn('mqtt client error', { error: err.message }));
     }
     return client;
@@ -60,7 +63,8 @@ export function publishMqttTool(options: MqttToolOptions): MqttTool {
     runnable: () => Boolean(options.brokerUrl),
     async run({ request, args, snapshotPath, signal }) {
       const topic = typeof args.topic === 'string' ? args.topic : renderTopic(options.topicTemplate, request);
-      if (!topic || /[+#]/.test(topic) || topic.includes('\0')) throw new ToolError('mqtt topic must be non-empty and free of wildcards', false);
+      if (!topic || /[+#]/.test(topic) || topic.includes('\0'))
+        throw new ToolError('mqtt topic must be non-empty and free of wildcards', false);
       const qos = options.qos ?? 1;
       const body = JSON.stringify({ event: 'alert', ...alertSummary(request, snapshotPath) });
       const conn = connection();

@@ -39,7 +39,14 @@ export class ToolRegistry {
     }));
     const mcp: ToolInfo[] = (this.mcp?.tools() ?? [])
       .filter((t) => !this.builtins.has(t.name))
-      .map((t) => ({ name: t.name, enabled: true, description: t.description ?? '', requires_env: [], source: 'mcp', server: t.server }));
+      .map((t) => ({
+        name: t.name,
+        enabled: true,
+        description: t.description ?? '',
+        requires_env: [],
+        source: 'mcp',
+        server: t.server,
+      }));
     return [...builtins, ...mcp];
   }
 }

@@ -2,13 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import mqtt from 'mqtt';
+import winston from 'winston';
 import { createLogger } from '../../lib/log/index.js';
 import { runTool, type RetryPolicy } from '../dispatch/run-tool.js';
 import type { ActionRequest } from '../dispatch/types.js';
 import { startTestBroker, type TestBroker } from '../testing/mqtt-broker.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.js';
 import { captureSnapshotTool } from './capture-snapshot.js';
+import { logAlertTool } from './log-alert.js';
 import { publishMqttTool, renderTopic } from './publish-mqtt.js';
 import { triggerWebhookTool, parseRetryAfter } from './trigger-webhook.js';
 
@@ -65,14 +68,23 @@ describe('trigger_webhook', () => {
     });
     expect(r).toMatchObject({ success: true, attempts: 1 });
     const got = hook.received[before].body;
-    expect(got).toMatchObject({ event: 'alert', event_id: 'evt-1', source_id: 'cam/1', snapshot_path: '/snap/x.jpg', payload_kinds: ['text'] });
+    expect(got).toMatchObject({
+      event: 'alert',
+      event_id: 'evt-1',
+      source_id: 'cam/1',
+      snapshot_path: '/snap/x.jpg',
+      payload_kinds: ['text'],
+    });
     expect(JSON.stringify(got)).not.toContain('secret-bytes');
   });
 
   it('retries a 503 after its Retry-After, then succeeds', async () => {
     const tool = triggerWebhookTool({ defaultUrl: hook.url });
     expect(tool.enabled()).toBe(true);
-    hook.script.push({ status: 503, headers: { 'retry-after': '2' } }, { status: 429, headers: { 'retry-after': '60' } });
+    hook.script.push(
+      { status: 503, headers: { 'retry-after': '2' } },
+      { status: 429, headers: { 'retry-after': '60' } },
+    );
     const before = hook.received.length;
     const { policy, sleeps } = recordingPolicy();
     const r = await runTool(tool, { request: request(), args: {}, snapshotPath: null, logger, policy });
@@ -90,16 +102,34 @@ describe('trigger_webhook', () => {
     expect(sleeps).toHaveLength(2);
     expect(sleeps[1]).toBeGreaterThan(sleeps[0]); // exponential back-off
     hook.script.push({ status: 400 });
-    const r400 = await runTool(tool, { request: request(), args: {}, snapshotPath: null, logger, policy: recordingPolicy().policy });
+    const r400 = await runTool(tool, {
+      request: request(),
+      args: {},
+      snapshotPath: null,
+      logger,
+      policy: recordingPolicy().policy,
+    });
     expect(r400).toMatchObject({ success: false, attempts: 1 });
   });
 
   it('refuses non-http urls and reports unreachable hosts as retryable failures', async () => {
     const tool = triggerWebhookTool({});
     const { policy } = recordingPolicy({ maxAttempts: 2 });
-    const file = await runTool(tool, { request: request(), args: { url: 'file:///etc/passwd' }, snapshotPath: null, logger, policy });
+    const file = await runTool(tool, {
+      request: request(),
+      args: { url: 'file:///etc/passwd' },
+      snapshotPath: null,
+      logger,
+      policy,
+    });
     expect(file).toMatchObject({ success: false, attempts: 1, error: 'webhook url must be http or https' });
-    const closed = await runTool(tool, { request: request(), args: { url: 'http://127.0.0.1:1/x' }, snapshotPath: null, logger, policy });
+    const closed = await runTool(tool, {
+      request: request(),
+      args: { url: 'http://127.0.0.1:1/x' },
+      snapshotPath: null,
+      logger,
+      policy,
+    });
     expect(closed).toMatchObject({ success: false, attempts: 2 });
   });
 
@@ -108,6 +138,38 @@ describe('trigger_webhook', () => {
     expect(parseRetryAfter(new Date(10_000).toUTCString(), 4000)).toBe(6000);
     expect(parseRetryAfter('soon')).toBeUndefined();
     expect(parseRetryAfter(null)).toBeUndefined();
+  });
+});
+
+describe('log_alert', () => {
+  it('writes one structured log line with the alert summary', async () => {
+    const lines: any[] = [];
+    const capture = createLogger({ service: 'test', level: 'info', json: true });
+    capture
+      .clear()
+      .add(
+        new winston.transports.Stream({
+          stream: new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk))), done()) }),
+        }),
+      );
+    const r = await runTool(logAlertTool(), {
+      request: request(),
+      args: {},
+      snapshotPath: '/s.jpg',
+      logger: capture,
+      policy: recordingPolicy().policy,
+    });
+    expect(r.success).toBe(true);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        message: 'alert',
+        tool: 'log_alert',
+        event_id: 'evt-1',
+        source_id: 'cam/1',
+        snapshot_path: '/s.jpg',
+      }),
+    ]);
   });
 });
 
@@ -140,7 +202,10 @@ describe('capture_snapshot', () => {
 
   it('writes the first image payload under a generated name and returns its path', async () => {
     const jpeg = await readFile(JPEG);
-    const tool = captureSnapshotTool({ directory: path.join(dir, 'nested'), now: () => Date.parse('2024-05-01T10:00:00Z') });
+    const tool = captureSnapshotTool({
+      directory: path.join(dir, 'nested'),
+      now: () => Date.parse('2024-05-01T10:00:00Z'),
+    });
     const r = await runTool(tool, {
       request: request({
         payloads: [
@@ -164,7 +229,9 @@ describe('capture_snapshot', () => {
     const png = await readFile('/work/shared/fixtures/images/chelsea.png');
     const tool = captureSnapshotTool({ directory: dir });
     const r = await runTool(tool, {
-      request: request({ payloads: [{ kind: 'image', encoding: 'uri', uri: `data:image/png;base64,${png.toString('base64')}` }] }),
+      request: request({
+        payloads: [{ kind: 'image', encoding: 'uri', uri: `data:image/png;base64,${png.toString('base64')}` }],
+      }),
       args: {},
       snapshotPath: null,
       logger,
@@ -178,7 +245,11 @@ describe('capture_snapshot', () => {
     const tool = captureSnapshotTool({ directory: dir });
     const before = await readdir(dir);
     const notImage = await runTool(tool, {
-      request: request({ payloads: [{ kind: 'image', encoding: 'base64', data_base64: Buffer.from('#!/bin/sh\nrm -rf /\n').toString('base64') }] }),
+      request: request({
+        payloads: [
+          { kind: 'image', encoding: 'base64', data_base64: Buffer.from('#!/bin/sh\nrm -rf /\n').toString('base64') },
+        ],
+      }),
       args: {},
       snapshotPath: null,
       logger,
@@ -209,7 +280,9 @@ describe('publish_mqtt against a real broker', () => {
   it('publishes with QoS 1 on the templated topic and on a per-request topic, over one reused client', async () => {
     const subscriber = await mqtt.connectAsync(broker.url);
     const messages: Array<{ topic: string; body: any; qos: number }> = [];
-    subscriber.on('message', (topic, payload, packet) => messages.push({ topic, body: JSON.parse(payload.toString()), qos: packet.qos }));
+    subscriber.on('message', (topic, payload, packet) =>
+      messages.push({ topic, body: JSON.parse(payload.toString()), qos: packet.qos }),
+    );
     await subscriber.subscribeAsync('argus/#', { qos: 1 });
     const tool = publishMqttTool({ brokerUrl: broker.url, topicTemplate: 'argus/alerts/{source_id}', logger });
     expect(tool.enabled()).toBe(true);
@@ -217,13 +290,29 @@ describe('publish_mqtt against a real broker', () => {
       const { policy } = recordingPolicy();
       const first = await runTool(tool, { request: request(), args: {}, snapshotPath: '/s.jpg', logger, policy });
       expect(first).toMatchObject({ success: true, output: { topic: 'argus/alerts/cam_1', qos: 1 } });
-      const second = await runTool(tool, { request: request({ event_id: 'evt-2' }), args: { topic: 'argus/custom' }, snapshotPath: null, logger, policy });
+      const second = await runTool(tool, {
+        request: request({ event_id: 'evt-2' }),
+        args: { topic: 'argus/custom' },
+        snapshotPath: null,
+        logger,
+        policy,
+      });
       expect(second.success).toBe(true);
-      const bad = await runTool(tool, { request: request(), args: { topic: 'argus/#' }, snapshotPath: null, logger, policy });
+      const bad = await runTool(tool, {
+        request: request(),
+        args: { topic: 'argus/#' },
+        snapshotPath: null,
+        logger,
+        policy,
+      });
       expect(bad.success).toBe(false);
       for (let i = 0; i < 100 && messages.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
       expect(messages).toEqual([
-        { topic: 'argus/alerts/cam_1', qos: 1, body: expect.objectContaining({ event_id: 'evt-1', source_id: 'cam/1', snapshot_path: '/s.jpg' }) },
+        {
+          topic: 'argus/alerts/cam_1',
+          qos: 1,
+          body: expect.objectContaining({ event_id: 'evt-1', source_id: 'cam/1', snapshot_path: '/s.jpg' }),
+        },
         { topic: 'argus/custom', qos: 1, body: expect.objectContaining({ event_id: 'evt-2' }) },
       ]);
     } finally {

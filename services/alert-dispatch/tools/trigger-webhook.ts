@@ -23,7 +23,8 @@ function checkedUrl(raw: unknown): URL {
   } catch {
     throw new ToolError('webhook url is not a valid URL', false);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ToolError('webhook url must be http or https', false);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ToolError('webhook url must be http or https', false);
   return url;
 }
 
