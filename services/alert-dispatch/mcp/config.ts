@@ -92,10 +92,15 @@ export async function loadMcpConfig(file: string): Promise<McpConfig> {
     convert: true,
     errors: { wrap: { label: false } },
   });
-  if (result.error) throw new McpConfigError(file, result.error.details.map((d) => d.message));
+  if (result.error)
+    throw new McpConfigError(
+      file,
+      result.error.details.map((d) => d.message),
+    );
   const baseDir = path.dirname(path.resolve(file));
   const servers = (result.value.servers as Array<Record<string, any>>).map((s): McpServerConfig => {
-    if (s.url) return { name: s.name, url: s.url, headers: s.headers ?? {}, enabled: s.enabled, timeout_ms: s.timeout_ms };
+    if (s.url)
+      return { name: s.name, url: s.url, headers: s.headers ?? {}, enabled: s.enabled, timeout_ms: s.timeout_ms };
     return {
       name: s.name,
       command: s.command,

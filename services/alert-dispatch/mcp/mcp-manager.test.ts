@@ -17,7 +17,10 @@ import { qualifiedToolName } from './tool-names.js';
 
 const logger = createLogger({ service: 'mcp-test', level: 'error', json: true });
 const require = createRequire(import.meta.url);
-const memoryBin = path.join(path.dirname(require.resolve('@modelcontextprotocol/server-memory/package.json')), 'dist/index.js');
+const memoryBin = path.join(
+  path.dirname(require.resolve('@modelcontextprotocol/server-memory/package.json')),
+  'dist/index.js',
+);
 
 async function until(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 1000 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
@@ -102,7 +105,12 @@ describe('McpManager with the real memory server over stdio', () => {
     });
     expect(created.status).toBe(200);
     const createdBody = await created.json();
-    expect(createdBody).toMatchObject({ name: 'memory__create_entities', server: 'memory', tool: 'create_entities', is_error: false });
+    expect(createdBody).toMatchObject({
+      name: 'memory__create_entities',
+      server: 'memory',
+      tool: 'create_entities',
+      is_error: false,
+    });
 
     const read = await post('/api/v1/mcp/tools/memory__read_graph/invoke', { arguments: {} });
     const readBody = await read.json();

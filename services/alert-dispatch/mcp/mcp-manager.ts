@@ -159,7 +159,11 @@ export class McpManager {
       for (const tool of connection.knownTools) {
         const name = qualifiedToolName(connection.name, tool.name);
         if (registry.has(name)) {
-          this.logger.warn('MCP tool name collides after sanitising; tool skipped', { server: connection.name, tool: tool.name, name });
+          this.logger.warn('MCP tool name collides after sanitising; tool skipped', {
+            server: connection.name,
+            tool: tool.name,
+            name,
+          });
           continue;
         }
         registry.set(name, {

@@ -68,7 +68,10 @@ export function mcpRoutes(manager: McpManager, prefix = '/api/v1'): RouteSpec[] 
       summary: 'Tools discovered on connected MCP servers',
       tags: ['mcp'],
       responses: {
-        200: { description: 'Tool list', schema: Joi.object({ tools: Joi.array().items(toolInfo), count: Joi.number().integer() }) },
+        200: {
+          description: 'Tool list',
+          schema: Joi.object({ tools: Joi.array().items(toolInfo), count: Joi.number().integer() }),
+        },
       },
       handler: (ctx) => {
         const tools = manager.tools();

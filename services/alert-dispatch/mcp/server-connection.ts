@@ -170,7 +170,8 @@ export class McpServerConnection {
     // The child's stderr must be drained or it blocks; its lines are debug diagnostics.
     transport.stderr?.on('data', (chunk: Buffer) => {
       for (const line of chunk.toString('utf8').split('\n')) {
-        if (line.trim()) this.logger.debug('MCP server stderr', { server: this.name, line: line.slice(0, MAX_STDERR_LINE) });
+        if (line.trim())
+          this.logger.debug('MCP server stderr', { server: this.name, line: line.slice(0, MAX_STDERR_LINE) });
       }
     });
     return transport;

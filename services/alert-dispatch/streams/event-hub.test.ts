@@ -143,7 +143,13 @@ async function startHub(options: Partial<EventHubOptions> = {}): Promise<{ hub: 
     errors: detailStyle(),
     routes: [hub.sseRoute(), hub.wsRoute()],
   });
-  const server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'hub', beforeClose: [() => hub.close()] });
+  const server = await listen(app, {
+    port: 0,
+    host: '127.0.0.1',
+    logger,
+    name: 'hub',
+    beforeClose: [() => hub.close()],
+  });
   hub.attach(server.server);
   return { hub, server };
 }
@@ -175,7 +181,12 @@ describe('EventHub', () => {
     expect(Number.isNaN(Date.parse(info.server_time))).toBe(false);
     expect(running.hub.stats()).toEqual({ sse: 1, ws: 0, dropped: 0 });
 
-    const action = { event_id: 'e1', alert_name: 'intrusion', reason: 'line one\nline two', actions_taken: ['log_alert'] };
+    const action = {
+      event_id: 'e1',
+      alert_name: 'intrusion',
+      reason: 'line one\nline two',
+      actions_taken: ['log_alert'],
+    };
     running.hub.publish('alert_action', action);
     const received = await client.next((e) => e.event === 'alert_action');
     expect(JSON.parse(received.data)).toEqual(action);
@@ -206,7 +217,10 @@ describe('EventHub', () => {
     expect(init.event).toBe('init');
     expect(init.data.service).toBe('alert-dispatch');
     running.hub.publish('alert_action', { event_id: 'w1' });
-    expect(await client.next((f) => f.event === 'alert_action')).toEqual({ event: 'alert_action', data: { event_id: 'w1' } });
+    expect(await client.next((f) => f.event === 'alert_action')).toEqual({
+      event: 'alert_action',
+      data: { event_id: 'w1' },
+    });
     expect((await client.next((f) => f.event === 'keepalive')).data.timestamp).toBeDefined();
     expect(running.hub.stats().ws).toBe(1);
 
@@ -225,7 +239,28 @@ describe('EventHub', () => {
     await until(() => running!.hub.stats().ws === 0);
   });
 
-  it('drops a subscriber that stops reading while a fast one keeps receiving', async () => {
+  it('delivers events published in one turn in order, whatever their size, on both transports', async () => {
+    running = await startHub();
+    const sse = await SseClient.open(`${running.server.url}/api/v1/events`);
+    const ws = await WsClient.open(`${running.server.url.replace('http', 'ws')}/api/v1/ws`);
+    await Promise.all([sse.next(), ws.next()]);
+    // 10 B, 300 B (16-bit WebSocket length) and 100 kB (64-bit length) payloads, one batch.
+    const sizes = [10, 300, 100_000];
+    for (const [n, size] of sizes.entries()) running.hub.publish('alert_action', { n, text: 'z'.repeat(size) });
+    const ids: number[] = [];
+    for (const [n, size] of sizes.entries()) {
+      const e = await sse.next();
+      expect(e.event).toBe('alert_action');
+      expect(JSON.parse(e.data)).toEqual({ n, text: 'z'.repeat(size) });
+      ids.push(Number(e.id));
+      expect(await ws.next()).toEqual({ event: 'alert_action', data: { n, text: 'z'.repeat(size) } });
+    }
+    expect(ids).toEqual([ids[0], ids[0] + 1, ids[0] + 2]);
+    sse.close();
+    ws.ws.close();
+  });
+
+  it('drops SSE and WebSocket subscribers that stop reading while fast ones keep receiving', async () => {
     running = await startHub({ maxBufferedEvents: 64, maxBufferedBytes: 256 * 1024 });
     const fast = await SseClient.open(`${running.server.url}/api/v1/events`);
     const fastWs = await WsClient.open(`${running.server.url.replace('http', 'ws')}/api/v1/ws`);
@@ -235,13 +270,20 @@ describe('EventHub', () => {
     slow.pause();
     await new Promise<void>((resolve) => slow.once('connect', () => resolve()));
     slow.write('GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
-    await until(() => running!.hub.stats().sse === 2);
+    const slowWs = net.connect(running.server.port, '127.0.0.1');
+    slowWs.pause();
+    await new Promise<void>((resolve) => slowWs.once('connect', () => resolve()));
+    slowWs.write(
+      'GET /api/v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    );
+    await until(() => running!.hub.stats().sse === 2 && running!.hub.stats().ws === 2);
 
     const payload = { event_id: 'x', blob: 'y'.repeat(16 * 1024) };
     let published = 0;
     let received = 0;
     // Publish in bursts, letting the fast clients drain between them; bounded loop.
-    for (let burst = 0; burst < 200 && running.hub.stats().dropped === 0; burst++) {
+    for (let burst = 0; burst < 400 && running.hub.stats().dropped < 2; burst++) {
       for (let i = 0; i < 10; i++) {
         running.hub.publish('alert_action', { ...payload, n: published++ });
       }
@@ -251,12 +293,13 @@ describe('EventHub', () => {
       fast.events.length = 0;
       fastWs.frames.length = 0;
     }
-    expect(running.hub.stats()).toEqual({ sse: 1, ws: 1, dropped: 1 });
+    expect(running.hub.stats()).toEqual({ sse: 1, ws: 1, dropped: 2 });
     running.hub.publish('alert_action', { event_id: 'after-drop' });
     expect(JSON.parse((await fast.next((e) => e.event === 'alert_action')).data).event_id).toBe('after-drop');
     expect((await fastWs.next((f) => f.event === 'alert_action')).data.event_id).toBe('after-drop');
     expect(received).toBe(published);
     slow.destroy();
+    slowWs.destroy();
     fast.close();
     fastWs.ws.close();
   });
@@ -264,7 +307,9 @@ describe('EventHub', () => {
   it('ends every SSE stream and closes every WebSocket on close()', async () => {
     running = await startHub();
     const sse = await Promise.all([1, 2].map(() => SseClient.open(`${running!.server.url}/api/v1/events`)));
-    const ws = await Promise.all([1, 2].map(() => WsClient.open(`${running!.server.url.replace('http', 'ws')}/api/v1/ws`)));
+    const ws = await Promise.all(
+      [1, 2].map(() => WsClient.open(`${running!.server.url.replace('http', 'ws')}/api/v1/ws`)),
+    );
     await Promise.all([...sse.map((c) => c.next()), ...ws.map((c) => c.next())]);
     expect(running.hub.stats()).toEqual({ sse: 2, ws: 2, dropped: 0 });
 
