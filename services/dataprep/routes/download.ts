@@ -5,13 +5,18 @@ import type { ByteRange } from '../../lib/storage/index.js';
 import type { DataprepServices } from '../services.js';
 import { bucketName, errorBody, resolveBucket, videoId } from './schemas.js';
 
+const SINGLE_RANGE = /^bytes=(?:(\d+)-(\d*)|-(\d+))$/;
+
 /**
  * The single byte range a Range header asks for: a range, `unsatisfiable`, or undefined for "send everything"
  * (no header, syntax the contract does not accept, several ranges, or a unit other than bytes).
  */
 export function requestedRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | undefined {
-  if (!header) return undefined;
-  const parsed = rangeParser(size, header, { combine: true });
+  const single = header === undefined ? null : SINGLE_RANGE.exec(header.trim());
+  if (!single) return undefined;
+  // `bytes=5-2` is invalid syntax (RFC 9110), not an unsatisfiable range: the whole file is sent.
+  if (single[1] !== undefined && single[2] && Number(single[2]) < Number(single[1])) return undefined;
+  const parsed = rangeParser(size, header!.trim(), { combine: true });
   if (parsed === -2) return undefined;
   if (parsed === -1) return 'unsatisfiable';
   if (parsed.type !== 'bytes' || parsed.length !== 1) return undefined;
