@@ -49,16 +49,19 @@ const SENTENCES = [
 ];
 const THREADS = Math.min(2, os.cpus().length);
 const MIN_MS = 1500;
-const MIN_ITERATIONS = 5;
+const MIN_ITERATIONS = 9;
 
 interface Timing {
-  /** Mean ms per iteration: bare session.run; role call on decoded images; decode + role call. */
+  /** Median ms per iteration: bare session.run; role call on decoded images; decode + role call. */
   bare: number;
   decoded: number;
   e2e: number;
 }
 
-/** Runs the three closures in turn (after a warm-up) until each has had MIN_MS; returns mean ms per iteration. */
+/**
+ * Runs the three closures in turn (after a warm-up) until each has had MIN_MS; returns the median ms per iteration
+ * of each, so bursts from other processes on a shared machine move the figures less than a mean would.
+ */
 async function measure(
   bare: () => Promise<unknown>,
   decoded: () => Promise<unknown>,
@@ -66,17 +69,19 @@ async function measure(
 ): Promise<Timing> {
   const steps = [bare, decoded, e2e];
   for (let i = 0; i < 2; i++) for (const step of steps) await step();
+  const samples: number[][] = [[], [], []];
   const totals = [0, 0, 0];
-  let iterations = 0;
-  while (iterations < MIN_ITERATIONS || totals.some((t) => t < MIN_MS)) {
+  while (samples[0].length < MIN_ITERATIONS || totals.some((t) => t < MIN_MS)) {
     for (let s = 0; s < steps.length; s++) {
       const t = performance.now();
       await steps[s]();
-      totals[s] += performance.now() - t;
+      const ms = performance.now() - t;
+      samples[s].push(ms);
+      totals[s] += ms;
     }
-    iterations++;
   }
-  const [bareMs, decodedMs, e2eMs] = totals.map((t) => t / iterations);
+  const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
+  const [bareMs, decodedMs, e2eMs] = samples.map(median);
   return { bare: bareMs, decoded: decodedMs, e2e: e2eMs };
 }
 
