@@ -31,7 +31,7 @@ async function serve(names: string[]): Promise<void> {
   });
   for (const name of names) {
     const start = await SERVICES[name]();
-    started.push(await start(process.env, logger.child({ service: name })));
+    started.push(await start(process.env, createLogger({ service: name, level: cfg.logLevel, json: cfg.logJson })));
   }
   logger.info('argus is up', { services: names });
 }
@@ -43,7 +43,10 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'models' && rest[0] === 'import') {
     const cfg = platform();
     const logger = createLogger({ service: 'argus', level: cfg.logLevel, json: cfg.logJson });
-    const names = await importDefaultModels(cfg.modelsDir, { force: rest.includes('--force'), log: (m) => logger.info(m) });
+    const names = await importDefaultModels(cfg.modelsDir, {
+      force: rest.includes('--force'),
+      log: (m) => logger.info(m),
+    });
     logger.info('models ready', { dir: cfg.modelsDir, models: names });
     return;
   }
