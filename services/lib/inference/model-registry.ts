@@ -35,6 +35,8 @@ export interface ModelsConfig {
   threads: number;
   /** With `cuda`: run on CPU instead of failing when CUDA cannot load (health then reports `cpu`). */
   fallbackToCpu?: boolean;
+  /** Idle onnxruntime threads busy-wait for work (faster on a dedicated machine; off by default). */
+  spinning?: boolean;
   imageEmbedder?: string;
   textEmbedder?: string;
   detector?: string;

@@ -8,6 +8,11 @@ export interface SessionOptions {
   threads: number;
   /** With `cuda`: fall back to a CPU session when the CUDA provider cannot load, instead of failing. */
   fallbackToCpu?: boolean;
+  /**
+   * Let idle intra-op threads busy-wait for the next run (onnxruntime's default). Off by default: on small shared
+   * machines the spinning threads steal the cores that decoding, preprocessing and other services need.
+   */
+  spinning?: boolean;
 }
 
 /** A created session and the provider it was created for (what health reports as the model's device). */
@@ -24,7 +29,11 @@ export class ExecutionProviderUnavailableError extends Error {
   }
 }
 
-function ortOptions(provider: ExecutionProvider, threads: number): ort.InferenceSession.SessionOptions {
+function ortOptions(
+  provider: ExecutionProvider,
+  threads: number,
+  spinning: boolean,
+): ort.InferenceSession.SessionOptions {
   return {
     // CPU stays listed after CUDA so nodes CUDA lacks kernels for still run.
     executionProviders: provider === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
@@ -32,6 +41,7 @@ function ortOptions(provider: ExecutionProvider, threads: number): ort.Inference
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    extra: { session: { intra_op: { allow_spinning: spinning ? '1' : '0' } } },
   };
 }
 
@@ -41,8 +51,8 @@ export async function createSession(model: string | Uint8Array, options: Session
   try {
     const session =
       typeof model === 'string'
-        ? await ort.InferenceSession.create(model, ortOptions(options.provider, threads))
-        : await ort.InferenceSession.create(model, ortOptions(options.provider, threads));
+        ? await ort.InferenceSession.create(model, ortOptions(options.provider, threads, options.spinning ?? false))
+        : await ort.InferenceSession.create(model, ortOptions(options.provider, threads, options.spinning ?? false));
     return { session, provider: options.provider };
   } catch (error) {
     const message = (error as Error).message;
