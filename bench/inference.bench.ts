@@ -143,7 +143,9 @@ export default async function run(): Promise<void> {
   const files = await Promise.all(PHOTOS.map((name) => readFile(path.join(FIXTURES, name))));
   const decoded = await Promise.all(files.map((file) => decodeImage(file)));
   const pick = <T>(list: T[], n: number) => Array.from({ length: n }, (_, i) => list[i % list.length]);
-  console.log(`onnxruntime-node CPU, ${THREADS} intra-op threads, ${os.cpus().length} cores; photos ${PHOTOS.length}`);
+  console.log(
+    `onnxruntime-node CPU, ${THREADS} intra-op threads (idle threads not spinning), ${os.cpus().length} cores; load ${os.loadavg()[0].toFixed(1)}; photos ${PHOTOS.length}`,
+  );
 
   const embedderModel = await loadModel(modelsDir, DEFAULT_MODEL_NAMES.imageEmbedder);
   const embedder = new OnnxImageEmbedder(embedderModel);
