@@ -107,7 +107,7 @@ async function loadModel(modelsDir: string, name: string): Promise<LoadedModel> 
 async function bareImageRun(model: LoadedModel, images: RgbImage[], runs: number): Promise<() => Promise<unknown>> {
   const spec = model.manifest.image!;
   const input = allocateInput(spec, images.length);
-  images.forEach((image, i) => prepareImage(image, spec, input, i));
+  await Promise.all(images.map((image, i) => prepareImage(image, spec, input, i)));
   const dims =
     spec.layout === 'NHWC' ? [images.length, spec.height, spec.width, 3] : [images.length, 3, spec.height, spec.width];
   const feeds = { [spec.name]: new ort.Tensor(spec.dtype, input, dims) };
@@ -129,7 +129,7 @@ async function breakdown(model: LoadedModel, buffers: Buffer[]): Promise<string>
       const image = await decodeImage(buffer);
       decodeMs += performance.now() - t;
       t = performance.now();
-      prepareImage(image, spec, input, 0);
+      await prepareImage(image, spec, input, 0);
       prepareMs += performance.now() - t;
     }
   }

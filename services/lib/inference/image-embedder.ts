@@ -35,7 +35,7 @@ export class OnnxImageEmbedder implements ImageEmbedder {
   private async embedBatch(images: RgbImage[]): Promise<Float32Array[]> {
     const { spec } = this;
     const input = allocateInput(spec, images.length);
-    images.forEach((image, i) => prepareImage(image, spec, input, i));
+    await Promise.all(images.map((image, i) => prepareImage(image, spec, input, i)));
     const dims =
       spec.layout === 'NHWC'
         ? [images.length, spec.height, spec.width, 3]

@@ -1,6 +1,7 @@
 import type { ImageInputSpec } from './manifest.js';
 import type { RgbImage } from './roles.js';
-import { boxShrink, writeResampled, type InputBuffer } from './resample.js';
+import sharp from 'sharp';
+import { writeResampled, type InputBuffer } from './resample.js';
 
 export type { InputBuffer } from './resample.js';
 
@@ -37,8 +38,8 @@ export function toSourcePoint(x: number, y: number, placement: InputPlacement): 
   return [x / placement.scaleX, y / placement.scaleY];
 }
 
-/** Block size is floor(reduction / this): reductions below 3× are left to bilinear sampling alone. */
-const BILINEAR_MAX_REDUCTION = 1.5;
+/** Reductions from this factor up go through libvips (antialiased, SIMD); below it one JS bilinear pass is cheaper. */
+const LIBVIPS_MIN_REDUCTION = 3;
 
 /** Allocates the input buffer for `batch` images of the spec. */
 export function allocateInput(spec: ImageInputSpec, batch: number): InputBuffer {
@@ -50,18 +51,28 @@ export function allocateInput(spec: ImageInputSpec, batch: number): InputBuffer 
 
 /**
  * Resizes one source image per the spec and writes it, normalised, into slot `index` of a batch input; returns where
- * it landed. Samples bilinearly like the TFJS pipelines the default models come from (tf.image.resizeBilinear);
- * reductions beyond 1.5×2 first average whole pixel blocks so large frames do not alias.
+ * it landed. Reductions under 3× are sampled bilinearly in one JS pass, like the TFJS pipelines the default models
+ * come from (tf.image.resizeBilinear); larger ones are first resized by libvips so big frames do not alias.
  */
-export function prepareImage(image: RgbImage, spec: ImageInputSpec, out: InputBuffer, index: number): InputPlacement {
+export async function prepareImage(
+  image: RgbImage,
+  spec: ImageInputSpec,
+  out: InputBuffer,
+  index: number,
+): Promise<InputPlacement> {
   const placement = placeImage(image.width, image.height, spec);
-  // Past 3× reduction, average k×k blocks first so the reduction left to bilinear stays under 3×.
-  const kx = Math.max(1, Math.floor(image.width / placement.width / BILINEAR_MAX_REDUCTION));
-  const ky = Math.max(1, Math.floor(image.height / placement.height / BILINEAR_MAX_REDUCTION));
-  const source = kx > 1 || ky > 1 ? boxShrink(image, kx, ky) : image;
-  // Sampling positions stay relative to the full source, so the shrink's dropped edge pixels shift nothing.
-  const fx = image.width / (kx * placement.width);
-  const fy = image.height / (ky * placement.height);
-  writeResampled(source, placement.width, placement.height, spec, out, index, fx, fy);
+  const { width, height } = placement;
+  const reduction = Math.max(image.width / width, image.height / height);
+  const source = reduction >= LIBVIPS_MIN_REDUCTION ? await resizeRgb(image, width, height) : image;
+  writeResampled(source, width, height, spec, out, index);
   return placement;
+}
+
+/** Resizes packed RGB to exactly `width`×`height` with libvips (linear kernel, antialiased when reducing). */
+export async function resizeRgb(image: RgbImage, width: number, height: number): Promise<RgbImage> {
+  const data = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
+    .resize(width, height, { fit: 'fill', kernel: 'linear' })
+    .raw()
+    .toBuffer();
+  return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width, height };
 }

@@ -49,7 +49,7 @@ export class OnnxPoseEstimator implements PoseEstimator {
   async estimate(image: RgbImage): Promise<Keypoint[]> {
     const { spec } = this;
     const input = allocateInput(spec, 1);
-    const placement = prepareImage(image, spec, input, 0);
+    const placement = await prepareImage(image, spec, input, 0);
     const dims = spec.layout === 'NHWC' ? [1, spec.height, spec.width, 3] : [1, 3, spec.height, spec.width];
     const result = (
       await this.model.session.run({ [spec.name]: new ort.Tensor(spec.dtype, input, dims) }, [this.output])

@@ -5,76 +5,10 @@ import type { RgbImage } from './roles.js';
 export type InputBuffer = Float32Array | Int32Array | Uint8Array;
 
 /**
- * Averages each kx×ky block of pixels into one (the remainder columns/rows at the right/bottom edge are dropped, at
- * most kx-1 / ky-1 pixels). Used before bilinear sampling so large downscales do not alias.
- */
-export function boxShrink(image: RgbImage, kx: number, ky: number): RgbImage {
-  const width = Math.floor(image.width / kx);
-  const height = Math.floor(image.height / ky);
-  const data = new Uint8Array(width * height * 3);
-  if (kx === 2 && ky === 2) shrinkBy2(image, width, height, data);
-  else shrinkByBlocks(image, kx, ky, width, height, data);
-  return { data, width, height };
-}
-
-/** The common 2×2 case with no accumulator buffer: four loads per output byte. */
-function shrinkBy2(image: RgbImage, width: number, height: number, data: Uint8Array): void {
-  const src = image.data;
-  const stride = image.width * 3;
-  let d = 0;
-  for (let y = 0; y < height; y++) {
-    let s = 2 * y * stride;
-    for (let x = 0; x < width; x++, s += 6, d += 3) {
-      const t = s + stride;
-      data[d] = (src[s] + src[s + 3] + src[t] + src[t + 3] + 2) >> 2;
-      data[d + 1] = (src[s + 1] + src[s + 4] + src[t + 1] + src[t + 4] + 2) >> 2;
-      data[d + 2] = (src[s + 2] + src[s + 5] + src[t + 2] + src[t + 5] + 2) >> 2;
-    }
-  }
-}
-
-function shrinkByBlocks(
-  image: RgbImage,
-  kx: number,
-  ky: number,
-  width: number,
-  height: number,
-  data: Uint8Array,
-): void {
-  const src = image.data;
-  const sums = new Uint32Array(width * 3);
-  const rowStride = image.width * 3;
-  const area = kx * ky;
-  // Division by the block area as a fixed-point multiply (sum ≤ 255·area keeps the product well inside 2^31).
-  const inverse = Math.round(65536 / area);
-  for (let y = 0; y < height; y++) {
-    sums.fill(0);
-    for (let dy = 0; dy < ky; dy++) {
-      let s = (y * ky + dy) * rowStride;
-      for (let x = 0, o = 0; x < width; x++, o += 3) {
-        let r = 0;
-        let g = 0;
-        let b = 0;
-        for (let dx = 0; dx < kx; dx++, s += 3) {
-          r += src[s];
-          g += src[s + 1];
-          b += src[s + 2];
-        }
-        sums[o] += r;
-        sums[o + 1] += g;
-        sums[o + 2] += b;
-      }
-    }
-    const base = y * width * 3;
-    for (let i = 0; i < width * 3; i++) data[base + i] = Math.min(255, (sums[i] * inverse + 32768) >>> 16);
-  }
-}
-
-/**
  * Bilinearly resamples `image` (half-pixel centres, edge-clamped) to `width`×`height` and writes it, normalised per
  * the spec (`(pixel*scale - mean)/std`, rounded for integer dtypes), at the top-left of input slot `index`; the rest
  * of the slot gets the value of a black pixel. `fx`/`fy`: source pixels per output pixel (differ from the size ratio
- * when `image` was box-shrunk from a larger source).
+ * when `image` was reduced from a larger source).
  */
 export function writeResampled(
   image: RgbImage,
