@@ -13,6 +13,7 @@ import { createLogger } from '../../lib/log/index.js';
 import { McpConfigError, McpServerUnavailableError, McpToolNotFoundError } from './errors.js';
 import { McpManager } from './mcp-manager.js';
 import { mcpRoutes } from './routes.js';
+import { reconnectDelay } from './server-connection.js';
 import { qualifiedToolName } from './tool-names.js';
 
 const logger = createLogger({ service: 'mcp-test', level: 'error', json: true });
@@ -262,6 +263,15 @@ describe('McpManager over streamable HTTP', () => {
     } finally {
       await manager.close();
     }
+  });
+});
+
+describe('reconnectDelay', () => {
+  it('doubles from initialMs per failed attempt up to maxMs', () => {
+    const policy = { initialMs: 100, maxMs: 1000 };
+    expect([0, 1, 2, 3, 4, 5, 100].map((a) => reconnectDelay(policy, a))).toEqual([
+      100, 200, 400, 800, 1000, 1000, 1000,
+    ]);
   });
 });
 

@@ -13,6 +13,11 @@ export interface ReconnectPolicy {
   maxMs: number;
 }
 
+/** Delay before reconnection attempt `attempt` (0-based): initialMs doubled per earlier failure, capped at maxMs. */
+export function reconnectDelay(policy: ReconnectPolicy, attempt: number): number {
+  return Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(attempt, 30));
+}
+
 /** What a tool call returns: MCP content blocks and whether the tool reported an error. */
 export interface McpCallResult {
   content: unknown;
@@ -208,8 +213,8 @@ export class McpServerConnection {
 
   private scheduleReconnect(): void {
     if (this.closed || this.retryTimer) return;
-    const delay = Math.min(this.reconnect.maxMs, this.reconnect.initialMs * 2 ** this.attempt);
-    this.attempt = Math.min(this.attempt + 1, 30);
+    const delay = reconnectDelay(this.reconnect, this.attempt);
+    this.attempt++;
     this.logger.info('MCP server reconnect scheduled', { server: this.name, delay_ms: delay });
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;

@@ -304,6 +304,22 @@ describe('EventHub', () => {
     fastWs.ws.close();
   });
 
+  it('answers 503 beyond maxSubscribers on both transports', async () => {
+    running = await startHub({ maxSubscribers: 1 });
+    const first = await SseClient.open(`${running.server.url}/api/v1/events`);
+    await first.next();
+    const second = await fetch(`${running.server.url}/api/v1/events`);
+    expect(second.status).toBe(503);
+    expect(await second.json()).toEqual({ detail: 'Too many stream subscribers' });
+    const refused = new WebSocket(`${running.server.url.replace('http', 'ws')}/api/v1/ws`);
+    const status = await new Promise<number | undefined>((resolve) => {
+      refused.on('unexpected-response', (_req, res) => resolve(res.statusCode));
+      refused.on('error', () => resolve(undefined));
+    });
+    expect(status).toBe(503);
+    first.close();
+  });
+
   it('ends every SSE stream and closes every WebSocket on close()', async () => {
     running = await startHub();
     const sse = await Promise.all([1, 2].map(() => SseClient.open(`${running!.server.url}/api/v1/events`)));

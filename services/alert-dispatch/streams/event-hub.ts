@@ -14,6 +14,8 @@ export interface EventHubOptions {
   maxBufferedEvents?: number;
   /** Bytes queued in user space before a subscriber is dropped, whatever the event count. */
   maxBufferedBytes?: number;
+  /** SSE + WebSocket subscribers served at once (default 10,000); more are answered 503, keeping file descriptors. */
+  maxSubscribers?: number;
   /** Sent as the `init` event's data, with the server time added. */
   serviceInfo: Record<string, unknown>;
   /** Prefix of the route paths given to the HTTP kit (default `/api/v1`; `''` when the app's basePath is `/api/v1`). */
@@ -67,6 +69,7 @@ export class EventHub {
   private readonly keepaliveMs: number;
   private readonly maxBufferedEvents: number;
   private readonly maxBufferedBytes: number;
+  private readonly maxSubscribers: number;
   private readonly serviceInfo: Record<string, unknown>;
   private readonly routePrefix: string;
   private readonly wsPath: string;
@@ -86,6 +89,7 @@ export class EventHub {
     this.keepaliveMs = opts.keepaliveMs ?? 15_000;
     this.maxBufferedEvents = opts.maxBufferedEvents ?? 1000;
     this.maxBufferedBytes = opts.maxBufferedBytes ?? 4 * 1024 * 1024;
+    this.maxSubscribers = opts.maxSubscribers ?? 10_000;
     this.serviceInfo = opts.serviceInfo;
     this.routePrefix = opts.routePrefix ?? '/api/v1';
     this.wsPath = opts.wsPath ?? '/api/v1/ws';
@@ -125,10 +129,11 @@ export class EventHub {
       tags: ['events'],
       responses: {
         200: { description: 'An endless text/event-stream', contentType: 'text/event-stream' },
-        503: { description: 'The service is shutting down' },
+        503: { description: 'The service is shutting down, or serves its maximum number of subscribers' },
       },
       handler: (ctx) => {
         if (this.closed) throw new HttpError(503, 'Service is shutting down');
+        if (this.full()) throw new HttpError(503, 'Too many stream subscribers', { 'Retry-After': '5' });
         const res = openSseResponse(ctx);
         this.addSse(res, ctx.state.requestId);
       },
@@ -157,8 +162,8 @@ export class EventHub {
     if (this.attached.has(server)) return;
     const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       const path = (req.url ?? '').split('?')[0];
-      if (path !== this.wsPath || this.closed) {
-        const status = this.closed ? '503 Service Unavailable' : '404 Not Found';
+      if (path !== this.wsPath || this.closed || this.full()) {
+        const status = path !== this.wsPath ? '404 Not Found' : '503 Service Unavailable';
         socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
         return;
       }
@@ -202,6 +207,10 @@ export class EventHub {
   }
 
   private readonly onGone = new Map<Subscriber, () => void>();
+
+  private full(): boolean {
+    return this.subscribers.size >= this.maxSubscribers;
+  }
 
   private frame(event: string, data: unknown): Frame {
     const json = JSON.stringify(data ?? null);
@@ -255,6 +264,8 @@ export class EventHub {
   }
 
   private add(subscriber: Subscriber): void {
+    // Events published before this subscriber connected go out first, so its ids start after its `init`.
+    this.flush();
     this.subscribers.add(subscriber);
     this.counts[subscriber.kind]++;
     this.deliver(subscriber, this.frame('init', { ...this.serviceInfo, server_time: new Date().toISOString() }));
