@@ -242,6 +242,31 @@ describe('McpManager over streamable HTTP', () => {
     }
   });
 
+  it('notices an HTTP server that went away between calls and reconnects when it is back', async () => {
+    const configFile = path.join(dir, 'flaky.json');
+    await writeFile(configFile, JSON.stringify({ servers: [{ name: 'flaky', url }] }));
+    const manager = new McpManager({ configFile, logger, reconnect: { initialMs: 50, maxMs: 100 }, healthCheckMs: 50 });
+    const connected = () => manager.status().servers[0].connected;
+    try {
+      await manager.start();
+      expect(connected()).toBe(true);
+      const port = (httpServer.address() as AddressInfo).port;
+      httpServer.closeAllConnections();
+      await new Promise((resolve) => httpServer.close(resolve));
+      await until(() => !connected());
+      expect(manager.status().servers[0].last_error).toBeTruthy();
+      await expect(manager.invoke('flaky__fail', {})).rejects.toBeInstanceOf(McpServerUnavailableError);
+
+      await new Promise<void>((resolve) => httpServer.listen(port, '127.0.0.1', () => resolve()));
+      await until(connected);
+      expect((await manager.invoke('flaky__echo_upper', { text: 'back' })).content).toEqual([
+        { type: 'text', text: 'BACK' },
+      ]);
+    } finally {
+      await manager.close();
+    }
+  });
+
   it('is disabled without a configuration file and refuses a missing one', async () => {
     const none = new McpManager({ logger });
     await none.start();

@@ -9,6 +9,8 @@ export interface McpManagerOptions {
   configFile?: string;
   logger: Logger;
   reconnect?: ReconnectPolicy;
+  /** Ping interval of streamable-HTTP servers, to notice one that went away between calls (default 30 s). */
+  healthCheckMs?: number;
 }
 
 /** State of one configured server. `last_error` is the latest connection or transport failure, if any. */
@@ -148,7 +150,16 @@ export class McpManager {
     await Promise.all(old.map((c) => c.close()));
     this.connections = config.servers
       .filter((s) => s.enabled)
-      .map((s) => new McpServerConnection(s, this.logger, this.reconnect, () => this.rebuildRegistry()));
+      .map(
+        (s) =>
+          new McpServerConnection(
+            s,
+            this.logger,
+            this.reconnect,
+            () => this.rebuildRegistry(),
+            this.opts.healthCheckMs,
+          ),
+      );
     this.rebuildRegistry();
     await Promise.all(this.connections.map((c) => c.connect()));
   }

@@ -42,6 +42,7 @@ export class McpServerConnection {
   private transport?: Transport;
   private attempt = 0;
   private retryTimer?: NodeJS.Timeout;
+  private healthTimer?: NodeJS.Timeout;
   private connecting?: Promise<void>;
   private closed = false;
 
@@ -50,6 +51,8 @@ export class McpServerConnection {
     private readonly logger: Logger,
     private readonly reconnect: ReconnectPolicy,
     private readonly onToolsChanged: () => void,
+    /** Ping interval of HTTP servers, whose death nothing else reveals between calls (stdio: the child exits). */
+    private readonly healthCheckMs = 30_000,
   ) {}
 
   /** The server's name from the configuration. */
@@ -117,6 +120,7 @@ export class McpServerConnection {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
+    clearInterval(this.healthTimer);
     await this.connecting;
     const client = this.client;
     this.client = undefined;
@@ -150,6 +154,7 @@ export class McpServerConnection {
       this.transport = transport;
       this.attempt = 0;
       this.lastError = undefined;
+      if (!isStdioServer(this.config)) this.watchHealth(client);
       this.logger.info('MCP server connected', { server: this.name, tools: tools.length, pid: this.pid ?? undefined });
       this.setTools(tools);
     } catch (err) {
@@ -200,8 +205,21 @@ export class McpServerConnection {
     this.onToolsChanged();
   }
 
+  private watchHealth(client: Client): void {
+    clearInterval(this.healthTimer);
+    this.healthTimer = setInterval(() => {
+      if (this.client !== client) return clearInterval(this.healthTimer);
+      client.ping({ timeout: Math.min(this.healthCheckMs, 10_000) }).catch((err: Error) => {
+        this.lastError = `ping failed: ${err.message}`;
+        this.lost(client);
+      });
+    }, this.healthCheckMs);
+    this.healthTimer.unref();
+  }
+
   private lost(client: Client): void {
     if (this.client !== client) return;
+    clearInterval(this.healthTimer);
     this.client = undefined;
     this.transport = undefined;
     this.onToolsChanged();
