@@ -1,7 +1,7 @@
-import * as ort from 'onnxruntime-node';
 import type { ImageInputSpec } from './manifest.js';
 import type { Detection, Detector, ModelInfo, RgbImage } from './roles.js';
-import { allocateInput, prepareImage } from './image-tensor.js';
+import { InputBufferPool } from './image-tensor.js';
+import { runImageModel } from './image-run.js';
 import { decodeXyxyScoreClass, decodeYolov8 } from './detection-decode.js';
 import { outputName, requireImageSpec, type LoadedModel } from './loaded-model.js';
 import { perClassNms } from './nms.js';
@@ -14,6 +14,7 @@ export class OnnxDetector implements Detector {
   readonly info: ModelInfo;
   private readonly spec: ImageInputSpec;
   private readonly output: string;
+  private readonly inputs: InputBufferPool;
   private readonly labels: string[];
 
   constructor(private readonly model: LoadedModel) {
@@ -23,19 +24,21 @@ export class OnnxDetector implements Detector {
     }
     this.info = model.info;
     this.spec = requireImageSpec(manifest);
+    this.inputs = new InputBufferPool(this.spec);
     this.output = outputName(model, 'detections');
     this.labels = manifest.labels ?? [];
   }
 
   /** Detects objects; boxes are in source pixels, clamped to the image, NMS'd per class, best first. */
   async detect(image: RgbImage, minScore: number): Promise<Detection[]> {
-    const { spec } = this;
-    const input = allocateInput(spec, 1);
-    const placement = await prepareImage(image, spec, input, 0);
-    const dims = spec.layout === 'NHWC' ? [1, spec.height, spec.width, 3] : [1, 3, spec.height, spec.width];
-    const result = (
-      await this.model.session.run({ [spec.name]: new ort.Tensor(spec.dtype, input, dims) }, [this.output])
-    )[this.output];
+    const { output: result, placements } = await runImageModel(
+      this.model,
+      this.spec,
+      this.inputs,
+      [image],
+      this.output,
+    );
+    const placement = placements[0];
     const ctx = { placement, sourceWidth: image.width, sourceHeight: image.height, labels: this.labels, minScore };
     const data = result.data as Float32Array;
     const raw =

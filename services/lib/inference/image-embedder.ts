@@ -1,7 +1,7 @@
-import * as ort from 'onnxruntime-node';
 import type { ImageInputSpec } from './manifest.js';
 import type { ImageEmbedder, ModelInfo, RgbImage } from './roles.js';
-import { allocateInput, prepareImage } from './image-tensor.js';
+import { InputBufferPool } from './image-tensor.js';
+import { runImageModel } from './image-run.js';
 import { l2Normalize } from './l2-normalize.js';
 import { outputName, requireImageSpec, type LoadedModel } from './loaded-model.js';
 
@@ -11,6 +11,7 @@ export class OnnxImageEmbedder implements ImageEmbedder {
   readonly dimension: number;
   private readonly spec: ImageInputSpec;
   private readonly output: string;
+  private readonly inputs: InputBufferPool;
 
   constructor(private readonly model: LoadedModel) {
     const { manifest } = model;
@@ -20,6 +21,7 @@ export class OnnxImageEmbedder implements ImageEmbedder {
     this.info = model.info;
     this.dimension = manifest.dimension;
     this.spec = requireImageSpec(manifest);
+    this.inputs = new InputBufferPool(this.spec);
     this.output = outputName(model, 'embedding');
   }
 
@@ -33,15 +35,7 @@ export class OnnxImageEmbedder implements ImageEmbedder {
   }
 
   private async embedBatch(images: RgbImage[]): Promise<Float32Array[]> {
-    const { spec } = this;
-    const input = allocateInput(spec, images.length);
-    await Promise.all(images.map((image, i) => prepareImage(image, spec, input, i)));
-    const dims =
-      spec.layout === 'NHWC'
-        ? [images.length, spec.height, spec.width, 3]
-        : [images.length, 3, spec.height, spec.width];
-    const feeds = { [spec.name]: new ort.Tensor(spec.dtype, input, dims) };
-    const result = (await this.model.session.run(feeds, [this.output]))[this.output];
+    const { output: result } = await runImageModel(this.model, this.spec, this.inputs, images, this.output);
     const data = result.data as Float32Array;
     const perImage = data.length / images.length;
     if (perImage !== this.dimension) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ImageInputSpec } from './manifest.js';
-import { allocateInput, placeImage, prepareImage, toSourcePoint } from './image-tensor.js';
+import { allocateInput, InputBufferPool, placeImage, prepareImage, toSourcePoint } from './image-tensor.js';
 import { writeResampled } from './resample.js';
 import { decodeMovenet } from './pose-estimator.js';
 import { decodeXyxyScoreClass } from './detection-decode.js';
@@ -119,5 +119,18 @@ describe('writeResampled and prepareImage', () => {
     expect(out[0]).toBe(200);
     expect(out[(3 * 8 + 7) * 3]).toBe(200); // last row of the image
     expect(out[4 * 8 * 3]).toBe(0); // first padding row
+  });
+});
+
+describe('InputBufferPool', () => {
+  it('reuses released buffers and never hands one out twice at once', () => {
+    const pool = new InputBufferPool(spec({ width: 2, height: 2 }));
+    const a = pool.acquire(3);
+    const b = pool.acquire(3);
+    expect(a).not.toBe(b);
+    expect(a).toHaveLength(36);
+    pool.release(a);
+    expect(pool.acquire(3)).toBe(a);
+    expect(pool.acquire(1)).toHaveLength(12);
   });
 });

@@ -38,8 +38,35 @@ export function toSourcePoint(x: number, y: number, placement: InputPlacement): 
   return [x / placement.scaleX, y / placement.scaleY];
 }
 
-/** Reductions from this factor up go through libvips (antialiased, SIMD); below it one JS bilinear pass is cheaper. */
-const LIBVIPS_MIN_REDUCTION = 3;
+/**
+ * Reductions from this factor up go through libvips (antialiased, SIMD); below it one JS bilinear pass is cheaper and
+ * aliasing stays mild (2×2 taps per ≤4×4 footprint, what tf.image.resizeBilinear does at any factor).
+ */
+const LIBVIPS_MIN_REDUCTION = 4;
+
+/**
+ * Reuses input buffers between runs of one model: a batch input is megabytes, and allocating (zero-filling) one per
+ * call costs about as much as preprocessing. Buffers are handed out exclusively, so concurrent runs stay safe.
+ */
+export class InputBufferPool {
+  private readonly free = new Map<number, InputBuffer[]>();
+
+  constructor(private readonly spec: ImageInputSpec) {}
+
+  /** A buffer for `batch` images; its previous contents are overwritten by `prepareImage`. */
+  acquire(batch: number): InputBuffer {
+    return this.free.get(batch)?.pop() ?? allocateInput(this.spec, batch);
+  }
+
+  /** Returns a buffer once the session run that read it has finished. */
+  release(buffer: InputBuffer): void {
+    const batch = buffer.length / (this.spec.width * this.spec.height * 3);
+    const list = this.free.get(batch) ?? [];
+    // Two per batch size cover a run in flight plus one being prepared.
+    if (list.length < 2) list.push(buffer);
+    this.free.set(batch, list);
+  }
+}
 
 /** Allocates the input buffer for `batch` images of the spec. */
 export function allocateInput(spec: ImageInputSpec, batch: number): InputBuffer {
@@ -51,7 +78,7 @@ export function allocateInput(spec: ImageInputSpec, batch: number): InputBuffer 
 
 /**
  * Resizes one source image per the spec and writes it, normalised, into slot `index` of a batch input; returns where
- * it landed. Reductions under 3× are sampled bilinearly in one JS pass, like the TFJS pipelines the default models
+ * it landed. Reductions under 4× are sampled bilinearly in one JS pass, like the TFJS pipelines the default models
  * come from (tf.image.resizeBilinear); larger ones are first resized by libvips so big frames do not alias.
  */
 export async function prepareImage(

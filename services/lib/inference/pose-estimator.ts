@@ -1,8 +1,8 @@
-import * as ort from 'onnxruntime-node';
 import type { ImageInputSpec } from './manifest.js';
 import type { Keypoint, ModelInfo, PoseEstimator, RgbImage } from './roles.js';
 import { COCO_KEYPOINT_NAMES } from './coco-keypoints.js';
-import { allocateInput, prepareImage, type InputPlacement } from './image-tensor.js';
+import { InputBufferPool, type InputPlacement } from './image-tensor.js';
+import { runImageModel } from './image-run.js';
 import { outputName, requireImageSpec, type LoadedModel } from './loaded-model.js';
 
 /**
@@ -35,6 +35,7 @@ export class OnnxPoseEstimator implements PoseEstimator {
   readonly info: ModelInfo;
   private readonly spec: ImageInputSpec;
   private readonly output: string;
+  private readonly inputs: InputBufferPool;
 
   constructor(private readonly model: LoadedModel) {
     const { manifest } = model;
@@ -42,18 +43,19 @@ export class OnnxPoseEstimator implements PoseEstimator {
       throw new Error(`model ${manifest.name}: format ${manifest.format} is not a pose output`);
     this.info = model.info;
     this.spec = requireImageSpec(manifest);
+    this.inputs = new InputBufferPool(this.spec);
     this.output = outputName(model, 'keypoints');
   }
 
   /** Estimates the 17 COCO keypoints of the main person, in source pixels, with their scores. */
   async estimate(image: RgbImage): Promise<Keypoint[]> {
-    const { spec } = this;
-    const input = allocateInput(spec, 1);
-    const placement = await prepareImage(image, spec, input, 0);
-    const dims = spec.layout === 'NHWC' ? [1, spec.height, spec.width, 3] : [1, 3, spec.height, spec.width];
-    const result = (
-      await this.model.session.run({ [spec.name]: new ort.Tensor(spec.dtype, input, dims) }, [this.output])
-    )[this.output];
-    return decodeMovenet(result.data as Float32Array, spec, placement, image.width, image.height);
+    const { output: result, placements } = await runImageModel(
+      this.model,
+      this.spec,
+      this.inputs,
+      [image],
+      this.output,
+    );
+    return decodeMovenet(result.data as Float32Array, this.spec, placements[0], image.width, image.height);
   }
 }
