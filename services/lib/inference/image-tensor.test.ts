@@ -110,6 +110,13 @@ describe('writeResampled and prepareImage', () => {
     for (const v of out) expect(v >= 40 && v <= 105).toBe(true);
   });
 
+  it('rejects an image whose data does not match its size', async () => {
+    const s = spec({});
+    const out = allocateInput(s, 1);
+    await expect(prepareImage({ data: new Uint8Array(5), width: 2, height: 1 }, s, out, 0)).rejects.toThrow(RangeError);
+    await expect(prepareImage({ data: new Uint8Array(0), width: 0, height: 0 }, s, out, 0)).rejects.toThrow(RangeError);
+  });
+
   it('letterboxes a real-sized image through prepareImage', async () => {
     const s = spec({ width: 8, height: 8, resize: 'letterbox', dtype: 'uint8' });
     const source = { data: new Uint8Array(16 * 8 * 3).fill(200), width: 16, height: 8 };

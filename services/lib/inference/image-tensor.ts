@@ -87,6 +87,9 @@ export async function prepareImage(
   out: InputBuffer,
   index: number,
 ): Promise<InputPlacement> {
+  if (!(image.width >= 1 && image.height >= 1) || image.data.length !== image.width * image.height * 3) {
+    throw new RangeError(`image ${image.width}×${image.height} needs ${image.width * image.height * 3} RGB bytes`);
+  }
   const placement = placeImage(image.width, image.height, spec);
   const { width, height } = placement;
   const reduction = Math.max(image.width / width, image.height / height);
