@@ -205,7 +205,7 @@ export default async function run(): Promise<void> {
   const vocabulary = JSON.parse(
     await readFile(path.join(modelsDir, DEFAULT_MODEL_NAMES.textEmbedder, textModel.manifest.tokenizer!.vocab), 'utf8'),
   ) as VocabularyEntry[];
-  const text = OnnxTextEmbedder.create(textModel, vocabulary);
+  const text = OnnxTextEmbedder.create(textModel, { vocabulary });
   const tokenizer = new UseSentencePieceTokenizer(vocabulary);
   for (const batch of [1, 8]) {
     const sentences = pick(SENTENCES, batch);

@@ -19,6 +19,7 @@ export type { LoadedModels, ModelsConfig, ModelStatus } from './model-registry.j
 export type { LoadedModel } from './loaded-model.js';
 export { OnnxImageEmbedder } from './image-embedder.js';
 export { OnnxTextEmbedder, UnsupportedTokenizerError } from './text-embedder.js';
+export type { TokenizerFiles } from './text-embedder.js';
 export { OnnxDetector, NMS_IOU_THRESHOLD } from './detector.js';
 export { OnnxPoseEstimator, decodeMovenet } from './pose-estimator.js';
 export { COCO_KEYPOINT_NAMES } from './coco-keypoints.js';
@@ -29,4 +30,5 @@ export { placeImage, toSourcePoint } from './image-tensor.js';
 export type { InputPlacement } from './image-tensor.js';
 export { cosine, l2Normalize } from './l2-normalize.js';
 export { UseSentencePieceTokenizer } from './use-sentencepiece-tokenizer.js';
+export { ClipBpeTokenizer } from './clip-bpe-tokenizer.js';
 // The TFJS→ONNX importer (./import/) adds its exports below.

@@ -34,8 +34,11 @@ export interface ModelManifest {
   license?: string;
   /** Image roles: input tensor spec. */
   image?: ImageInputSpec;
-  /** Text embedder: tokenizer kind and its vocabulary file (relative to the manifest directory). */
-  tokenizer?: { kind: 'use-sentencepiece' | 'clip-bpe'; vocab: string; maxLength?: number };
+  /**
+   * Text embedder: tokenizer kind and its vocabulary file (relative to the manifest directory). `clip-bpe` also reads
+   * a merges file (`merges`, default `merges.txt`, Hugging Face format) and pads to `maxLength` (default 77).
+   */
+  tokenizer?: { kind: 'use-sentencepiece' | 'clip-bpe'; vocab: string; merges?: string; maxLength?: number };
   /** Output tensor names by meaning: `embedding`, `detections`, `keypoints`. */
   outputs: Record<string, string>;
   /**
@@ -75,6 +78,7 @@ export const manifestSchema = Joi.object({
   tokenizer: Joi.object({
     kind: Joi.string().valid('use-sentencepiece', 'clip-bpe').required(),
     vocab: Joi.string().required(),
+    merges: Joi.string(),
     maxLength: Joi.number().integer().min(1),
   }).when('role', { is: 'text-embedder', then: Joi.required(), otherwise: Joi.forbidden() }),
   outputs: Joi.object().pattern(Joi.string(), Joi.string()).required(),

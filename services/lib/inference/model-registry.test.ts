@@ -8,10 +8,10 @@ import path from 'node:path';
 import onnxProto from 'onnx-proto';
 import { loadModels, ModelRoleMismatchError, resolveModelDir, type LoadedModels } from './model-registry.js';
 import { createSession, ExecutionProviderUnavailableError } from './session.js';
-import { UnsupportedTokenizerError } from './text-embedder.js';
 
 const { onnx } = onnxProto;
 const FLOAT = 1;
+const INT64 = 7;
 
 /** A tiny real ONNX graph: [N,4,4,3] pixels → per-channel mean [N,3]; enough to drive the image-embedder path. */
 function meanColourModel(): Uint8Array {
@@ -36,6 +36,29 @@ function meanColourModel(): Uint8Array {
       ],
       input: [{ name: 'pixels', type: { tensorType: { elemType: FLOAT, shape: dims('n', 4, 4, 3) } } }],
       output: [{ name: 'embedding', type: { tensorType: { elemType: FLOAT, shape: dims('n', 3) } } }],
+    },
+  });
+  return onnx.ModelProto.encode(model).finish();
+}
+
+/** A tiny CLIP-shaped text graph: int64 `input_ids` [N,8] cast to float, so the "embedding" is the padded ids. */
+function idsAsEmbeddingModel(): Uint8Array {
+  const shape = { dim: [{ dimParam: 'n' }, { dimValue: 8 }] };
+  const model = onnx.ModelProto.create({
+    irVersion: 7,
+    opsetImport: [{ domain: '', version: 13 }],
+    graph: {
+      name: 'ids',
+      node: [
+        {
+          opType: 'Cast',
+          input: ['input_ids'],
+          output: ['text_embeds'],
+          attribute: [{ name: 'to', type: onnx.AttributeProto.AttributeType.INT, i: FLOAT }],
+        },
+      ],
+      input: [{ name: 'input_ids', type: { tensorType: { elemType: INT64, shape } } }],
+      output: [{ name: 'text_embeds', type: { tensorType: { elemType: FLOAT, shape } } }],
     },
   });
   return onnx.ModelProto.encode(model).finish();
@@ -77,10 +100,10 @@ const manifests: Record<string, object> = {
     name: 'clip-text',
     role: 'text-embedder',
     file: 'model.onnx',
-    tokenizer: { kind: 'clip-bpe', vocab: 'vocab.json' },
-    outputs: { embedding: 'out' },
+    tokenizer: { kind: 'clip-bpe', vocab: 'vocab.json', merges: 'merges.txt', maxLength: 8 },
+    outputs: { embedding: 'text_embeds' },
     format: 'embedding',
-    dimension: 512,
+    dimension: 8,
   },
   'detector-model': {
     name: 'detector-model',
@@ -120,6 +143,13 @@ describe('loadModels', () => {
       await writeFile(path.join(modelsDir, name, 'manifest.json'), JSON.stringify(manifest));
     }
     await writeFile(path.join(modelsDir, 'mean-colour', 'model.onnx'), meanColourModel());
+    const clip = path.join(modelsDir, 'clip-text');
+    await writeFile(path.join(clip, 'model.onnx'), idsAsEmbeddingModel());
+    await writeFile(
+      path.join(clip, 'vocab.json'),
+      JSON.stringify({ '<|startoftext|>': 4, '<|endoftext|>': 5, 'a</w>': 3 }),
+    );
+    await writeFile(path.join(clip, 'merges.txt'), '#version: 0.2\n');
   });
 
   afterAll(async () => {
@@ -133,8 +163,7 @@ describe('loadModels', () => {
     );
   });
 
-  it('rejects a tokenizer it cannot run and names outside the models directory', async () => {
-    await expect(loadModels({ ...config(), textEmbedder: 'clip-text' })).rejects.toThrow(UnsupportedTokenizerError);
+  it('rejects names outside the models directory and missing manifests', async () => {
     expect(() => resolveModelDir(modelsDir, '../etc')).toThrow(/directory name/);
     expect(resolveModelDir(modelsDir, '/opt/models/yolo')).toBe('/opt/models/yolo');
     await expect(loadModels({ ...config(), detector: 'missing' })).rejects.toThrow(/no model manifest/);
@@ -170,6 +199,19 @@ describe('loadModels', () => {
         [0.3333, 0.6667, 0.6667],
       ]);
       expect(models.status()[0].loaded).toBe(true);
+    });
+
+    it('feeds a CLIP-style text tower padded int64 input_ids', async () => {
+      const clipModels = await loadModels({ ...config(), textEmbedder: 'clip-text' });
+      try {
+        const [vector] = await clipModels.textEmbedder.embed(['A a']);
+        // start, "a", "a", end, then padding with the end id; normalised.
+        const ids = [4, 3, 3, 5, 5, 5, 5, 5];
+        const norm = Math.hypot(...ids);
+        expect(Array.from(vector).map((v) => v * norm)).toEqual(ids.map((id) => expect.closeTo(id, 4)));
+      } finally {
+        await clipModels.release();
+      }
     });
 
     it('fails a lazy session clearly when the ONNX file is missing', async () => {

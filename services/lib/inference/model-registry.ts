@@ -17,7 +17,7 @@ import { OnnxImageEmbedder } from './image-embedder.js';
 import type { LoadedModel } from './loaded-model.js';
 import { OnnxPoseEstimator } from './pose-estimator.js';
 import { createSession } from './session.js';
-import { OnnxTextEmbedder, UnsupportedTokenizerError } from './text-embedder.js';
+import { OnnxTextEmbedder } from './text-embedder.js';
 
 /** Default model directory names under `modelsDir`, as written by the importer. */
 export const DEFAULT_MODEL_NAMES = {
@@ -92,10 +92,10 @@ export function resolveModelDir(modelsDir: string, reference: string): string {
   return path.join(modelsDir, reference);
 }
 
-async function readJsonInside(dir: string, file: string): Promise<unknown> {
+async function readInside(dir: string, file: string): Promise<string> {
   const full = path.resolve(dir, file);
   if (!full.startsWith(path.resolve(dir) + path.sep)) throw new Error(`${file} escapes ${dir}`);
-  return JSON.parse(await readFile(full, 'utf8'));
+  return readFile(full, 'utf8');
 }
 
 /** One role slot: the validated manifest now, the session and role object on first use. */
@@ -166,17 +166,18 @@ export async function loadModels(config: ModelsConfig): Promise<LoadedModels> {
       throw error;
     });
     if (manifest.role !== SLOT_ROLES[slot]) throw new ModelRoleMismatchError(slot, manifest, dir);
-    if (manifest.tokenizer && manifest.tokenizer.kind !== 'use-sentencepiece') {
-      throw new UnsupportedTokenizerError(manifest.tokenizer.kind, manifest.name);
-    }
     return new RoleSlot<T>(slot, dir, manifest, modelPath, config, build);
   };
 
   const [image, text, detect, pose] = await Promise.all([
     open('imageEmbedder', (model) => new OnnxImageEmbedder(model)),
-    open('textEmbedder', async (model, dir) =>
-      OnnxTextEmbedder.create(model, await readJsonInside(dir, model.manifest.tokenizer!.vocab)),
-    ),
+    open('textEmbedder', async (model, dir) => {
+      const tokenizer = model.manifest.tokenizer!;
+      const vocabulary = JSON.parse(await readInside(dir, tokenizer.vocab));
+      const merges =
+        tokenizer.kind === 'clip-bpe' ? await readInside(dir, tokenizer.merges ?? 'merges.txt') : undefined;
+      return OnnxTextEmbedder.create(model, { vocabulary, merges });
+    }),
     open('detector', (model) => new OnnxDetector(model)),
     open('poseEstimator', (model) => new OnnxPoseEstimator(model)),
   ]);

@@ -1,88 +1,103 @@
-import * as ort from 'onnxruntime-node';
+import type * as ort from 'onnxruntime-node';
 import type { ModelInfo, TextEmbedder } from './roles.js';
+import { ClipBpeTokenizer } from './clip-bpe-tokenizer.js';
 import { l2Normalize } from './l2-normalize.js';
 import { outputName, type LoadedModel } from './loaded-model.js';
+import { clipFeeds, useSparseFeeds, type TextFeedBuilder } from './text-feeds.js';
 import { UseSentencePieceTokenizer, type VocabularyEntry } from './use-sentencepiece-tokenizer.js';
 
-/** Thrown for a tokenizer kind this runtime cannot run yet (e.g. CLIP's BPE). */
+/** Thrown for a tokenizer kind this runtime cannot run. */
 export class UnsupportedTokenizerError extends Error {
   constructor(kind: string, model: string) {
-    super(`model ${model}: tokenizer "${kind}" is not supported yet (supported: use-sentencepiece)`);
+    super(`model ${model}: tokenizer "${kind}" is not supported (supported: use-sentencepiece, clip-bpe)`);
     this.name = 'UnsupportedTokenizerError';
   }
 }
 
-/** Sentences per session run: bounds the sparse input size for long lists. */
-const SENTENCES_PER_RUN = 64;
+/** The tokenizer files of a text model, already read: the parsed vocabulary JSON and, for CLIP, the merges text. */
+export interface TokenizerFiles {
+  vocabulary: unknown;
+  merges?: string;
+}
+
+/** Texts per session run: bounds the input size for long lists. */
+const TEXTS_PER_RUN = 64;
+
+function requireInput(model: LoadedModel, name: string): void {
+  if (!model.session.inputNames.includes(name)) {
+    throw new Error(
+      `model ${model.manifest.name}: ${model.manifest.tokenizer?.kind} text model needs a "${name}" input`,
+    );
+  }
+}
+
+function feedBuilder(model: LoadedModel, files: TokenizerFiles): TextFeedBuilder {
+  const { manifest, session } = model;
+  const kind = manifest.tokenizer?.kind ?? 'none';
+  if (kind === 'use-sentencepiece') {
+    if (!Array.isArray(files.vocabulary) || !Array.isArray(files.vocabulary[0])) {
+      throw new Error(`model ${manifest.name}: vocabulary is not a list of [piece, score] pairs`);
+    }
+    requireInput(model, 'indices');
+    requireInput(model, 'values');
+    const tokenizer = new UseSentencePieceTokenizer(files.vocabulary as VocabularyEntry[]);
+    return useSparseFeeds(tokenizer, manifest.tokenizer?.maxLength ?? Number.POSITIVE_INFINITY);
+  }
+  if (kind === 'clip-bpe') {
+    if (typeof files.vocabulary !== 'object' || files.vocabulary === null || Array.isArray(files.vocabulary)) {
+      throw new Error(`model ${manifest.name}: CLIP vocabulary must map tokens to ids`);
+    }
+    if (files.merges === undefined) throw new Error(`model ${manifest.name}: CLIP tokenizer needs a merges file`);
+    const tokenizer = new ClipBpeTokenizer(
+      files.vocabulary as Record<string, number>,
+      files.merges,
+      manifest.tokenizer?.maxLength ?? 77,
+    );
+    requireInput(model, 'input_ids');
+    const ids = session.inputMetadata.find((m) => m.name === 'input_ids') as { type?: string } | undefined;
+    const maskName = session.inputNames.includes('attention_mask') ? 'attention_mask' : undefined;
+    return clipFeeds(tokenizer, { idsName: 'input_ids', maskName, int64: ids?.type !== 'int32' });
+  }
+  throw new UnsupportedTokenizerError(kind, manifest.name);
+}
 
 /**
- * Text embedder for Universal-Sentence-Encoder-style graphs: sparse sentencepiece ids fed as `indices` [n,2]
- * (sentence, position) and `values` [n], output [batch, dimension].
+ * Text embedder over an ONNX text model: Universal Sentence Encoder lite (sparse sentencepiece ids) or a CLIP text
+ * tower (BPE ids). Output [batch, dimension], L2-normalised here.
  */
 export class OnnxTextEmbedder implements TextEmbedder {
   readonly info: ModelInfo;
   readonly dimension: number;
   private readonly output: string;
-  private readonly maxLength: number;
 
-  constructor(
+  private constructor(
     private readonly model: LoadedModel,
-    private readonly tokenizer: UseSentencePieceTokenizer,
+    private readonly feeds: TextFeedBuilder,
   ) {
-    const { manifest, session } = model;
-    if (!manifest.dimension) throw new Error(`model ${manifest.name}: embedding manifest needs "dimension"`);
-    for (const input of ['indices', 'values']) {
-      if (!session.inputNames.includes(input)) {
-        throw new Error(`model ${manifest.name}: sentencepiece text model needs an "${input}" input`);
-      }
-    }
+    if (!model.manifest.dimension)
+      throw new Error(`model ${model.manifest.name}: embedding manifest needs "dimension"`);
     this.info = model.info;
-    this.dimension = manifest.dimension;
+    this.dimension = model.manifest.dimension;
     this.output = outputName(model, 'embedding');
-    this.maxLength = manifest.tokenizer?.maxLength ?? Number.POSITIVE_INFINITY;
   }
 
-  /** Builds the embedder for a loaded model with role `text-embedder`, given its parsed vocabulary file. */
-  static create(model: LoadedModel, vocabulary: unknown): OnnxTextEmbedder {
-    const kind = model.manifest.tokenizer?.kind ?? 'none';
-    if (kind !== 'use-sentencepiece') throw new UnsupportedTokenizerError(kind, model.manifest.name);
-    if (!Array.isArray(vocabulary) || !Array.isArray(vocabulary[0])) {
-      throw new Error(`model ${model.manifest.name}: vocabulary is not a list of [piece, score] pairs`);
-    }
-    return new OnnxTextEmbedder(model, new UseSentencePieceTokenizer(vocabulary as VocabularyEntry[]));
+  /** Builds the embedder for a loaded `text-embedder` model from its tokenizer files. */
+  static create(model: LoadedModel, files: TokenizerFiles): OnnxTextEmbedder {
+    return new OnnxTextEmbedder(model, feedBuilder(model, files));
   }
 
   /** Embeds texts; vectors are L2-normalised, in input order. Empty text still yields a vector. */
   async embed(texts: string[]): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
-    for (let start = 0; start < texts.length; start += SENTENCES_PER_RUN) {
-      vectors.push(...(await this.embedBatch(texts.slice(start, start + SENTENCES_PER_RUN))));
+    for (let start = 0; start < texts.length; start += TEXTS_PER_RUN) {
+      vectors.push(...(await this.embedBatch(texts.slice(start, start + TEXTS_PER_RUN))));
     }
     return vectors;
   }
 
   private async embedBatch(texts: string[]): Promise<Float32Array[]> {
-    const encodings = texts.map((text) => {
-      const ids = this.tokenizer.encode(text).slice(0, this.maxLength);
-      // A sentence without tokens would drop its row from the sparse batch and shift every later row.
-      return ids.length > 0 ? ids : [this.tokenizer.emptyTextId];
-    });
-    const total = encodings.reduce((sum, ids) => sum + ids.length, 0);
-    const indices = new Int32Array(total * 2);
-    const values = new Int32Array(total);
-    let k = 0;
-    encodings.forEach((ids, sentence) => {
-      ids.forEach((id, position) => {
-        indices[2 * k] = sentence;
-        indices[2 * k + 1] = position;
-        values[k++] = id;
-      });
-    });
-    const feeds = {
-      indices: new ort.Tensor('int32', indices, [total, 2]),
-      values: new ort.Tensor('int32', values, [total]),
-    };
-    const result = (await this.model.session.run(feeds, [this.output]))[this.output];
+    const outputs = await this.model.session.run(this.feeds(texts), [this.output]);
+    const result: ort.Tensor = outputs[this.output];
     const data = result.data as Float32Array;
     const perText = data.length / texts.length;
     if (perText !== this.dimension) {
