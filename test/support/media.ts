@@ -28,6 +28,8 @@ export interface TestVideoOptions {
   bitrate?: string;
   /** Adds temporal noise (makes high bitrates real data instead of padding). */
   noise?: boolean;
+  /** Keep the file in this directory across processes (benchmarks) instead of the per-process temp dir. */
+  cacheDir?: string;
 }
 
 let cacheDir: Promise<string> | undefined;
@@ -65,13 +67,20 @@ export function runFfmpeg(args: string[]): Promise<void> {
 
 const pending = new Map<string, Promise<string>>();
 
-async function cached(key: string, ext: string, make: (file: string) => Promise<void>): Promise<string> {
+async function cached(
+  key: string,
+  ext: string,
+  make: (file: string) => Promise<void>,
+  persistentDir?: string,
+): Promise<string> {
   const name = `${createHash('sha1').update(key).digest('hex').slice(0, 16)}.${ext}`;
   let job = pending.get(name);
   if (!job) {
     job = (async () => {
-      const dir = await testMediaDir();
+      const dir = persistentDir ?? (await testMediaDir());
       const file = path.join(dir, name);
+      if (persistentDir && existsSync(file)) return file;
+      await mkdir(dir, { recursive: true });
       const partial = `${file}.part.${ext}`;
       await make(partial);
       await rm(file, { force: true });
@@ -91,44 +100,50 @@ async function cached(key: string, ext: string, make: (file: string) => Promise<
 export function makeTestVideo(options: TestVideoOptions): Promise<string> {
   const { seconds, fps, width, height } = options;
   const source = options.source ?? 'testsrc';
-  return cached(JSON.stringify(options), 'mp4', async (file) => {
-    const input =
-      source === 'testsrc'
-        ? ['-f', 'lavfi', '-i', `testsrc=size=${width}x${height}:rate=${fps}`]
-        : ['-loop', '1', '-framerate', String(fps), '-i', source];
-    const filters =
-      source === 'testsrc'
-        ? []
-        : [
-            // Cover a frame 10% larger than the output, then pan across the spare margin over time.
-            `scale=${Math.ceil(width * 1.1)}:${Math.ceil(height * 1.1)}:force_original_aspect_ratio=increase`,
-            `crop=${width}:${height}:x='(iw-ow)/2*(1+sin(t))':y='(ih-oh)/2*(1+cos(t/2))'`,
-          ];
-    if (options.noise) filters.push('noise=alls=25:allf=t');
-    filters.push('format=yuv420p');
-    const rate = options.bitrate
-      ? ['-b:v', options.bitrate, '-maxrate', options.bitrate, '-bufsize', options.bitrate]
-      : ['-crf', '23'];
-    await runFfmpeg([
-      ...input,
-      '-frames:v',
-      String(Math.round(seconds * fps)),
-      '-vf',
-      filters.join(','),
-      '-r',
-      String(fps),
-      '-c:v',
-      'libx264',
-      '-preset',
-      'veryfast',
-      ...rate,
-      '-g',
-      String(fps * 2),
-      '-movflags',
-      '+faststart',
-      file,
-    ]);
-  });
+  const { cacheDir: persistentDir, ...content } = options;
+  return cached(
+    JSON.stringify(content),
+    'mp4',
+    async (file) => {
+      const input =
+        source === 'testsrc'
+          ? ['-f', 'lavfi', '-i', `testsrc=size=${width}x${height}:rate=${fps}`]
+          : ['-loop', '1', '-framerate', String(fps), '-i', source];
+      const filters =
+        source === 'testsrc'
+          ? []
+          : [
+              // Cover a frame 10% larger than the output, then pan across the spare margin over time.
+              `scale=${Math.ceil(width * 1.1)}:${Math.ceil(height * 1.1)}:force_original_aspect_ratio=increase`,
+              `crop=${width}:${height}:x='(iw-ow)/2*(1+sin(t))':y='(ih-oh)/2*(1+cos(t/2))'`,
+            ];
+      if (options.noise) filters.push('noise=alls=25:allf=t');
+      filters.push('format=yuv420p');
+      const rate = options.bitrate
+        ? ['-b:v', options.bitrate, '-maxrate', options.bitrate, '-bufsize', options.bitrate]
+        : ['-crf', '23'];
+      await runFfmpeg([
+        ...input,
+        '-frames:v',
+        String(Math.round(seconds * fps)),
+        '-vf',
+        filters.join(','),
+        '-r',
+        String(fps),
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        ...rate,
+        '-g',
+        String(fps * 2),
+        '-movflags',
+        '+faststart',
+        file,
+      ]);
+    },
+    persistentDir,
+  );
 }
 
 /** A file that starts like an MP4 (valid `ftyp` box, so type detection says mp4) but holds garbage after it. */

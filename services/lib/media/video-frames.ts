@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 import type { RgbImage } from '../inference/roles.js';
 import { resolveFfmpegPaths, type FfmpegPaths } from './ffmpeg-paths.js';
 import { probeVideo, type VideoInfo } from './probe-video.js';
@@ -21,6 +21,13 @@ export interface ExtractFramesOptions {
   info?: VideoInfo;
   /** Output size; default the video's displayed size. */
   scale?: { width: number; height: number };
+  /** Decoded frames that may wait for the consumer (default 3); ffmpeg pauses beyond that. */
+  aheadFrames?: number;
+  /**
+   * Niceness (0–19) for ffmpeg: above 0 decoding yields the CPU to model inference and fills the gaps between
+   * model calls instead of slowing them. Default 0.
+   */
+  niceness?: number;
   /** Decoder threads for ffmpeg (`-threads`); default: ffmpeg's choice. */
   threads?: number;
   paths?: Partial<FfmpegPaths>;
@@ -39,7 +46,11 @@ export class FrameDecodeError extends Error {
   }
 }
 
-const STDERR_KEEP = 8192;
+/** How long the reader thread gets to reap ffmpeg after a stop before it is terminated. */
+const STOP_GRACE_MS = 5000;
+
+/** Decoded frames allowed to wait for the consumer by default. */
+const DEFAULT_AHEAD_FRAMES = 3;
 
 /** ffmpeg arguments that decode every Nth frame of `filePath` to packed rgb24 on stdout. */
 export function frameExtractionArgs(
@@ -79,10 +90,26 @@ export function frameExtractionArgs(
   ];
 }
 
+/** Messages from frame-reader.worker.mjs. */
+type ReaderMessage =
+  | { type: 'pid'; pid: number }
+  | { type: 'frame'; data: ArrayBuffer }
+  | {
+      type: 'end';
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      error?: string;
+      stderr: string;
+      partial: boolean;
+    };
+
+const READER_URL = new URL('./frame-reader.worker.mjs', import.meta.url);
+
 /**
- * Decodes every `every`-th frame of a local video as an async stream. ffmpeg writes raw RGB to a pipe and is paused
- * by the pipe when the consumer is slower (only one frame plus the pipe buffer is in memory). Breaking out of the
- * loop or aborting kills ffmpeg. A failing ffmpeg raises FrameDecodeError with its stderr tail.
+ * Decodes every `every`-th frame of a local video as an async stream. ffmpeg writes raw RGB to a pipe drained by a
+ * worker thread (so decoding continues while the main thread runs a model); at most `aheadFrames` decoded frames wait
+ * for the consumer, then ffmpeg is paused by the full pipe (memory stays bounded whatever the video length). Breaking
+ * out of the loop or aborting kills ffmpeg. A failing ffmpeg raises FrameDecodeError with its stderr tail.
  */
 export async function* extractFrames(filePath: string, options: ExtractFramesOptions): AsyncGenerator<VideoFrame> {
   const every = Math.floor(options.every);
@@ -91,55 +118,89 @@ export async function* extractFrames(filePath: string, options: ExtractFramesOpt
   signal?.throwIfAborted();
   const info = options.info ?? (await probeVideo(filePath, { paths: options.paths, signal }));
   const size = options.scale ?? { width: info.width, height: info.height };
-  const frameBytes = size.width * size.height * 3;
   const { ffmpeg } = resolveFfmpegPaths(options.paths);
 
-  const child = spawn(ffmpeg, frameExtractionArgs(filePath, every, size, options.threads), {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const worker = new Worker(READER_URL, {
+    workerData: {
+      ffmpeg,
+      args: frameExtractionArgs(filePath, every, size, options.threads),
+      frameBytes: size.width * size.height * 3,
+      credits: Math.max(1, options.aheadFrames ?? DEFAULT_AHEAD_FRAMES),
+      niceness: Math.min(19, Math.max(0, Math.floor(options.niceness ?? 0))),
+    },
   });
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (text: string) => {
-    stderr = (stderr + text).slice(-STDERR_KEEP);
-  });
-  const exited = new Promise<{ code: number | null; error?: Error }>((resolve) => {
-    child.once('error', (error) => resolve({ code: null, error }));
-    child.once('close', (code) => resolve({ code }));
-  });
-  const kill = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  const inbox: ArrayBuffer[] = [];
+  let pid: number | undefined;
+  let end: Extract<ReaderMessage, { type: 'end' }> | undefined;
+  let failure: Error | undefined;
+  let workerGone = false;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
   };
-  signal?.addEventListener('abort', kill, { once: true });
-
-  try {
-    let frame = new Uint8Array(frameBytes);
-    let filled = 0;
-    let index = 0;
-    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-      let offset = 0;
-      while (offset < chunk.length) {
-        const take = Math.min(frameBytes - filled, chunk.length - offset);
-        frame.set(chunk.subarray(offset, offset + take), filled);
-        filled += take;
-        offset += take;
-        if (filled === frameBytes) {
-          signal?.throwIfAborted();
-          const frameId = index * every;
-          yield { frameId, timestampSeconds: frameId / info.fps, image: { data: frame, ...size } };
-          index++;
-          frame = new Uint8Array(frameBytes);
-          filled = 0;
-        }
+  worker.on('message', (message: ReaderMessage) => {
+    if (message.type === 'pid') pid = message.pid;
+    else if (message.type === 'frame') inbox.push(message.data);
+    else end = message;
+    notify();
+  });
+  worker.once('error', (error) => {
+    failure = error;
+    notify();
+  });
+  worker.once('exit', () => {
+    workerGone = true;
+    notify();
+  });
+  const killFfmpeg = () => {
+    // Killing from here too: a worker that is terminated does not take its child process with it.
+    if (pid !== undefined && !end) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
       }
     }
-    const { code, error } = await exited;
-    signal?.throwIfAborted();
-    if (error) throw new FrameDecodeError(filePath, `cannot run ffmpeg: ${error.message}`);
-    if (code !== 0) throw new FrameDecodeError(filePath, stderrTail(stderr) || `ffmpeg exited with ${code}`);
-    if (filled !== 0) throw new FrameDecodeError(filePath, 'ffmpeg output ended inside a frame');
+  };
+  const onAbort = () => {
+    killFfmpeg();
+    notify();
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+
+  try {
+    for (let index = 0; ;) {
+      while (inbox.length === 0 && !end && !failure && !workerGone && !signal?.aborted) {
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+      signal?.throwIfAborted();
+      const data = inbox.shift();
+      if (data) {
+        worker.postMessage({ type: 'credit', n: 1 });
+        const frameId = index * every;
+        index++;
+        yield { frameId, timestampSeconds: frameId / info.fps, image: { data: new Uint8Array(data), ...size } };
+        continue;
+      }
+      if (failure) throw new FrameDecodeError(filePath, `frame reader failed: ${failure.message}`);
+      if (!end) throw new FrameDecodeError(filePath, 'frame reader stopped unexpectedly');
+      if (end.error) throw new FrameDecodeError(filePath, `cannot run ffmpeg: ${end.error}`);
+      if (end.code !== 0) {
+        throw new FrameDecodeError(filePath, stderrTail(end.stderr) || `ffmpeg exited with ${end.code ?? end.signal}`);
+      }
+      if (end.partial) throw new FrameDecodeError(filePath, 'ffmpeg output ended inside a frame');
+      return;
+    }
   } finally {
-    signal?.removeEventListener('abort', kill);
-    kill();
-    child.stdout.destroy();
+    signal?.removeEventListener('abort', onAbort);
+    killFfmpeg();
+    if (!workerGone) {
+      worker.postMessage({ type: 'stop' });
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      const timer = setTimeout(() => void worker.terminate(), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+    }
   }
 }
