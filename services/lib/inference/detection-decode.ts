@@ -1,4 +1,4 @@
-import type { InputPlacement } from './image-tensor.js';
+import { toSourcePoint, type InputPlacement } from './image-tensor.js';
 import type { Detection } from './roles.js';
 
 /** What decoding a detector output needs besides the tensor itself. */
@@ -23,12 +23,13 @@ function toDetection(
   classId: number,
   ctx: DecodeContext,
 ): Detection | undefined {
-  const { scaleX, scaleY } = ctx.placement;
+  const [sx1, sy1] = toSourcePoint(x1, y1, ctx.placement);
+  const [sx2, sy2] = toSourcePoint(x2, y2, ctx.placement);
   const box: Detection['box'] = [
-    clamp(x1 / scaleX, ctx.sourceWidth),
-    clamp(y1 / scaleY, ctx.sourceHeight),
-    clamp(x2 / scaleX, ctx.sourceWidth),
-    clamp(y2 / scaleY, ctx.sourceHeight),
+    clamp(sx1, ctx.sourceWidth),
+    clamp(sy1, ctx.sourceHeight),
+    clamp(sx2, ctx.sourceWidth),
+    clamp(sy2, ctx.sourceHeight),
   ];
   // Boxes lying wholly in the letterbox padding collapse to nothing once clamped.
   if (box[2] <= box[0] || box[3] <= box[1]) return undefined;

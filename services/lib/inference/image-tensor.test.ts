@@ -28,6 +28,19 @@ describe('placeImage and coordinate mapping', () => {
     expect(toSourcePoint(96, 48, placement)).toEqual([200, 100]);
   });
 
+  it('center-crops the middle of the image scaled to cover the input, and maps points back', async () => {
+    const s = spec({ width: 4, height: 4, resize: 'center-crop', dtype: 'uint8' });
+    const placement = placeImage(16, 8, s);
+    expect(placement).toEqual({ width: 4, height: 4, scaleX: 0.5, scaleY: 0.5, offsetX: 2, offsetY: 0 });
+    expect(toSourcePoint(0, 0, placement)).toEqual([4, 0]);
+    expect(toSourcePoint(4, 4, placement)).toEqual([12, 8]);
+    // Columns hold their own index ×10: the crop must keep source columns 4..11 only.
+    const data = new Uint8Array(16 * 8 * 3).map((_, i) => (Math.floor(i / 3) % 16) * 10);
+    const out = allocateInput(s, 1);
+    await prepareImage({ data, width: 16, height: 8 }, s, out, 0);
+    expect(Array.from(out.subarray(0, 12).filter((_, i) => i % 3 === 0))).toEqual([45, 65, 85, 105]);
+  });
+
   it('stretches with independent x and y scales', () => {
     const placement = placeImage(1024, 256, spec({ width: 512, height: 512 }));
     expect(placement.scaleX).toBe(0.5);
@@ -70,13 +83,18 @@ describe('placeImage and coordinate mapping', () => {
   });
 });
 
+/** A sampling window covering the whole image at `fx = fy = 1` unless overridden. */
+function whole(width: number, height: number) {
+  return { width, height, fx: 1, fy: 1, offsetX: 0, offsetY: 0 };
+}
+
 describe('writeResampled and prepareImage', () => {
   const image = { data: Uint8Array.from([10, 20, 30, 40, 50, 60]), width: 2, height: 1 };
 
   it('normalises NHWC pixels per channel and pads with black', () => {
     const s = spec({ width: 2, height: 2, scale: 1 / 255, mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] });
     const out = allocateInput(s, 2);
-    writeResampled(image, 2, 1, s, out, 1);
+    writeResampled(image, whole(2, 1), s, out, 1);
     const second = Array.from(out.subarray(12));
     expect(second[0]).toBeCloseTo((10 / 255 - 0.5) / 0.5, 6);
     expect(second[5]).toBeCloseTo((60 / 255 - 0.5) / 0.5, 6);
@@ -87,7 +105,7 @@ describe('writeResampled and prepareImage', () => {
   it('writes NCHW planes and casts to int32', () => {
     const s = spec({ width: 2, height: 1, layout: 'NCHW', dtype: 'int32', scale: 0.5 });
     const out = allocateInput(s, 1);
-    writeResampled(image, 2, 1, s, out, 0);
+    writeResampled(image, whole(2, 1), s, out, 0);
     expect(out).toBeInstanceOf(Int32Array);
     expect(Array.from(out)).toEqual([5, 20, 10, 25, 15, 30]);
   });
@@ -95,7 +113,13 @@ describe('writeResampled and prepareImage', () => {
   it('interpolates bilinearly with half-pixel centres when upscaling', () => {
     const s = spec({ width: 4, height: 1 });
     const out = allocateInput(s, 1);
-    writeResampled({ data: Uint8Array.from([0, 0, 0, 100, 100, 100]), width: 2, height: 1 }, 4, 1, s, out, 0);
+    writeResampled(
+      { data: Uint8Array.from([0, 0, 0, 100, 100, 100]), width: 2, height: 1 },
+      { ...whole(4, 1), fx: 0.5 },
+      s,
+      out,
+      0,
+    );
     expect(Array.from(out.filter((_, i) => i % 3 === 0))).toEqual([0, 25, 75, 100]);
   });
 

@@ -6,17 +6,23 @@ import { writeResampled, type InputBuffer } from './resample.js';
 export type { InputBuffer } from './resample.js';
 
 /**
- * Where a source image lands in the model input: scaled by (scaleX, scaleY) into a `width`×`height` region at the
- * top-left of the input (the rest is padding for letterbox). Input px = source px × scale.
+ * Where a source image lands in the model input: scaled by (scaleX, scaleY), shifted by (offsetX, offsetY) (non-zero
+ * only for `center-crop`), filling a `width`×`height` region at the top-left of the input (the rest is letterbox
+ * padding). Input px = source px × scale − offset.
  */
 export interface InputPlacement {
   width: number;
   height: number;
   scaleX: number;
   scaleY: number;
+  offsetX?: number;
+  offsetY?: number;
 }
 
-/** Computes the resize for a source image per the spec's `stretch` or `letterbox` (top-left aligned) mode. */
+/**
+ * Computes the resize for a source image per the spec: `stretch`, `letterbox` (top-left aligned) or `center-crop`
+ * (scale the short side to fit, crop the middle, as CLIP preprocessing does).
+ */
 export function placeImage(sourceWidth: number, sourceHeight: number, spec: ImageInputSpec): InputPlacement {
   if (spec.resize === 'stretch') {
     return {
@@ -24,6 +30,19 @@ export function placeImage(sourceWidth: number, sourceHeight: number, spec: Imag
       height: spec.height,
       scaleX: spec.width / sourceWidth,
       scaleY: spec.height / sourceHeight,
+    };
+  }
+  if (spec.resize === 'center-crop') {
+    const scale = Math.max(spec.width / sourceWidth, spec.height / sourceHeight);
+    const resizedWidth = Math.max(spec.width, Math.round(sourceWidth * scale));
+    const resizedHeight = Math.max(spec.height, Math.round(sourceHeight * scale));
+    return {
+      width: spec.width,
+      height: spec.height,
+      scaleX: resizedWidth / sourceWidth,
+      scaleY: resizedHeight / sourceHeight,
+      offsetX: Math.floor((resizedWidth - spec.width) / 2),
+      offsetY: Math.floor((resizedHeight - spec.height) / 2),
     };
   }
   const scale = Math.min(spec.width / sourceWidth, spec.height / sourceHeight);
@@ -35,7 +54,7 @@ export function placeImage(sourceWidth: number, sourceHeight: number, spec: Imag
 
 /** Maps a point in model-input pixels back to source-image pixels. */
 export function toSourcePoint(x: number, y: number, placement: InputPlacement): [number, number] {
-  return [x / placement.scaleX, y / placement.scaleY];
+  return [(x + (placement.offsetX ?? 0)) / placement.scaleX, (y + (placement.offsetY ?? 0)) / placement.scaleY];
 }
 
 /**
@@ -91,10 +110,14 @@ export async function prepareImage(
     throw new RangeError(`image ${image.width}×${image.height} needs ${image.width * image.height * 3} RGB bytes`);
   }
   const placement = placeImage(image.width, image.height, spec);
-  const { width, height } = placement;
-  const reduction = Math.max(image.width / width, image.height / height);
-  const source = reduction >= LIBVIPS_MIN_REDUCTION ? await resizeRgb(image, width, height) : image;
-  writeResampled(source, width, height, spec, out, index);
+  const { width, height, scaleX, scaleY, offsetX = 0, offsetY = 0 } = placement;
+  // The full scaled image; for center-crop only its middle `width`×`height` is written.
+  const scaledWidth = Math.round(image.width * scaleX);
+  const scaledHeight = Math.round(image.height * scaleY);
+  const reduction = Math.max(image.width / scaledWidth, image.height / scaledHeight);
+  const source = reduction >= LIBVIPS_MIN_REDUCTION ? await resizeRgb(image, scaledWidth, scaledHeight) : image;
+  const window = { width, height, fx: source.width / scaledWidth, fy: source.height / scaledHeight, offsetX, offsetY };
+  writeResampled(source, window, spec, out, index);
   return placement;
 }
 

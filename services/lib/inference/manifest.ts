@@ -7,13 +7,14 @@ export type ModelRole = 'image-embedder' | 'text-embedder' | 'detector' | 'pose-
 
 /**
  * How pixels become the model's input tensor. Pixels are RGB 0–255; `value = (pixel * scale - mean[c]) / std[c]`,
- * then cast to `dtype`. `resize`: `stretch` ignores the aspect ratio, `letterbox` pads to a square (top-left aligned).
+ * then cast to `dtype`. `resize`: `stretch` ignores the aspect ratio, `letterbox` pads to a square (top-left aligned),
+ * `center-crop` scales the short side to fit and crops the middle (CLIP-style).
  */
 export interface ImageInputSpec {
   name: string;
   width: number;
   height: number;
-  resize: 'stretch' | 'letterbox';
+  resize: 'stretch' | 'letterbox' | 'center-crop';
   layout: 'NHWC' | 'NCHW';
   dtype: 'float32' | 'int32' | 'uint8';
   scale: number;
@@ -58,7 +59,7 @@ const imageSpec = Joi.object({
   name: Joi.string().required(),
   width: Joi.number().integer().min(1).required(),
   height: Joi.number().integer().min(1).required(),
-  resize: Joi.string().valid('stretch', 'letterbox').required(),
+  resize: Joi.string().valid('stretch', 'letterbox', 'center-crop').required(),
   layout: Joi.string().valid('NHWC', 'NCHW').required(),
   dtype: Joi.string().valid('float32', 'int32', 'uint8').required(),
   scale: Joi.number().required(),

@@ -1,7 +1,7 @@
 import type { ImageInputSpec } from './manifest.js';
 import type { Keypoint, ModelInfo, PoseEstimator, RgbImage } from './roles.js';
 import { COCO_KEYPOINT_NAMES } from './coco-keypoints.js';
-import { InputBufferPool, type InputPlacement } from './image-tensor.js';
+import { InputBufferPool, toSourcePoint, type InputPlacement } from './image-tensor.js';
 import { runImageModel } from './image-run.js';
 import { outputName, requireImageSpec, type LoadedModel } from './loaded-model.js';
 
@@ -19,8 +19,7 @@ export function decodeMovenet(
   if (data.length < COCO_KEYPOINT_NAMES.length * 3)
     throw new Error(`movenet output has ${data.length} values, need 51`);
   return COCO_KEYPOINT_NAMES.map((name, i) => {
-    const x = (data[i * 3 + 1] * spec.width) / placement.scaleX;
-    const y = (data[i * 3] * spec.height) / placement.scaleY;
+    const [x, y] = toSourcePoint(data[i * 3 + 1] * spec.width, data[i * 3] * spec.height, placement);
     return {
       name,
       x: Math.min(sourceWidth, Math.max(0, x)),

@@ -5,24 +5,33 @@ import type { RgbImage } from './roles.js';
 export type InputBuffer = Float32Array | Int32Array | Uint8Array;
 
 /**
+ * Which part of the scaled image is written: a `width`×`height` region starting at (`offsetX`, `offsetY`) of the
+ * image scaled by 1/`fx`, 1/`fy` (source pixels per output pixel).
+ */
+export interface SampleWindow {
+  width: number;
+  height: number;
+  fx: number;
+  fy: number;
+  offsetX: number;
+  offsetY: number;
+}
+
+/**
  * Bilinearly resamples `image` (half-pixel centres, edge-clamped) to `width`×`height` and writes it, normalised per
  * the spec (`(pixel*scale - mean)/std`, rounded for integer dtypes), at the top-left of input slot `index`; the rest
- * of the slot gets the value of a black pixel. `fx`/`fy`: source pixels per output pixel (differ from the size ratio
- * when `image` was reduced from a larger source).
+ * of the slot gets the value of a black pixel.
  */
 export function writeResampled(
   image: RgbImage,
-  width: number,
-  height: number,
+  window: SampleWindow,
   spec: ImageInputSpec,
   out: InputBuffer,
   index: number,
-  fx = image.width / width,
-  fy = image.height / height,
 ): void {
   const slot = spec.width * spec.height * 3;
   if (out instanceof Float32Array) {
-    resampleFloat(image, width, height, spec, out.subarray(index * slot, (index + 1) * slot), fx, fy, 0);
+    resampleFloat(image, window, spec, out.subarray(index * slot, (index + 1) * slot), 0);
     return;
   }
   // Integer inputs: resample in float (one monomorphic hot loop for every dtype), then let the engine's typed-array
@@ -30,12 +39,12 @@ export function writeResampled(
   const scratch = floatScratch(slot);
   const base = index * slot;
   if (out instanceof Uint8Array) {
-    resampleFloat(image, width, height, spec, scratch, fx, fy, 0);
+    resampleFloat(image, window, spec, scratch, 0);
     new Uint8ClampedArray(out.buffer, out.byteOffset, out.length).set(scratch, base);
     return;
   }
   const nonNegative = spec.scale >= 0 && [0, 1, 2].every((c) => spec.std[c] > 0 && spec.mean[c] <= 0);
-  resampleFloat(image, width, height, spec, scratch, fx, fy, nonNegative ? 0.5 : 0);
+  resampleFloat(image, window, spec, scratch, nonNegative ? 0.5 : 0);
   if (nonNegative) out.set(scratch, base);
   else for (let i = 0; i < slot; i++) out[base + i] = Math.round(scratch[i]);
 }
@@ -50,14 +59,12 @@ function floatScratch(size: number): Float32Array {
 
 function resampleFloat(
   image: RgbImage,
-  width: number,
-  height: number,
+  window: SampleWindow,
   spec: ImageInputSpec,
   out: Float32Array,
-  fx: number,
-  fy: number,
   bias: number,
 ): void {
+  const { width, height, fx, fy, offsetX, offsetY } = window;
   const inW = spec.width;
   const plane = inW * spec.height;
   const nhwc = spec.layout === 'NHWC';
@@ -90,7 +97,7 @@ function resampleFloat(
   const right = new Int32Array(width);
   const wxs = new Float32Array(width);
   for (let x = 0; x < width; x++) {
-    const sx = Math.min(srcW - 1, Math.max(0, (x + 0.5) * fx - 0.5));
+    const sx = Math.min(srcW - 1, Math.max(0, (x + offsetX + 0.5) * fx - 0.5));
     const x0 = Math.floor(sx);
     left[x] = x0 * 3;
     right[x] = Math.min(srcW - 1, x0 + 1) * 3;
@@ -100,7 +107,7 @@ function resampleFloat(
   const c1 = nhwc ? 1 : plane;
   const c2 = nhwc ? 2 : 2 * plane;
   for (let y = 0; y < height; y++) {
-    const sy = Math.min(srcH - 1, Math.max(0, (y + 0.5) * fy - 0.5));
+    const sy = Math.min(srcH - 1, Math.max(0, (y + offsetY + 0.5) * fy - 0.5));
     const y0 = Math.floor(sy);
     const wy = sy - y0;
     const top = y0 * srcW * 3;
