@@ -101,6 +101,14 @@ describe('default models on real photos', () => {
     expect(byName.nose.y).toBeLessThan(byName.right_shoulder.y);
     // Facing the camera: the person's left shoulder is on the image's right.
     expect(byName.left_shoulder.x).toBeGreaterThan(byName.right_shoulder.x);
+    // Mapped back at full scale (not the 192-px model input): shoulders span a good part of the 512-px photo and
+    // the nose lies inside the detector's person box.
+    expect(byName.left_shoulder.x - byName.right_shoulder.x).toBeGreaterThan(image.width * 0.25);
+    const person = (await models.detector.detect(image, 0.3)).find((d) => d.label === 'person')!;
+    expect(byName.nose.x).toBeGreaterThan(person.box[0]);
+    expect(byName.nose.x).toBeLessThan(person.box[2]);
+    expect(byName.nose.y).toBeGreaterThan(person.box[1]);
+    expect(byName.nose.y).toBeLessThan((person.box[1] + person.box[3]) / 2);
 
     const cat = await models.poseEstimator.estimate(photos.get('chelsea.png')!);
     expect(cat.filter((k) => k.score > 0.3)).toEqual([]);
