@@ -3,8 +3,8 @@
  * JSON endpoint (koa-body + @koa/router, no kit middleware) in the same run; (2) fan-out delay of `alert_action`
  * events to 1,000 SSE + 1,000 WebSocket subscribers while alerts arrive at 500/s for 5 s.
  *
- * The service runs in the main thread with its real wiring (`startAlertDispatch`); load generators and stream
- * clients run in worker threads of this same file. The service logger is at `warn`, so `log_alert` lines and the
+ * The service runs in this process with its real wiring (`startAlertDispatch`); load generators and stream clients
+ * run as child processes of this same file. The service logger is at `warn`, so `log_alert` lines and the
  * access log are filtered by winston's level check and console I/O does not dominate (the bare endpoint logs nothing).
  * Fan-out delay = receipt time − the event's `timestamp` (set by the dispatcher just before publish, ms resolution);
  * end-to-end = receipt time − the send time the load generator put in `reason`. Loopback only, bounded durations.
@@ -16,18 +16,23 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import path from 'node:path';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import Koa from 'koa';
 import Router from '@koa/router';
+import Joi from 'joi';
+import type { Logger } from '../services/lib/log/index.js';
 import { koaBody } from 'koa-body';
 
 const THROUGHPUT_CONNECTIONS = 32;
-const THROUGHPUT_WARMUP_MS = 1000;
-const THROUGHPUT_MS = 4000;
+const THROUGHPUT_WARMUP_MS = 500;
+const THROUGHPUT_MS = 2000;
 const SSE_SUBSCRIBERS = 1000;
 const WS_SUBSCRIBERS = 1000;
-const ALERT_RATE = 500;
+/** The target rate last; a lighter one first shows the delay when the machine is not saturated. */
+const FANOUT_RATES = [100, 500];
 const FANOUT_MS = 5000;
+const THROUGHPUT_ROUNDS = 4;
 const CONNECT_BATCH = 100;
 /** One subscriber in SAMPLE_EVERY (evenly spread in subscription order) has every event timed; all are byte-counted. */
 const SAMPLE_EVERY = 10;
@@ -121,7 +126,7 @@ async function loadWorker(job: LoadJob): Promise<void> {
   };
   await Promise.all(Array.from({ length: job.connections }, client));
   agent.destroy();
-  parentPort!.postMessage({
+  reply({
     rps: measured / (job.durationMs / 1000),
     p50: histogram.percentile(50),
     p99: histogram.percentile(99),
@@ -186,7 +191,7 @@ async function senderWorker(job: SenderJob): Promise<void> {
   }
   await Promise.all(inflight);
   agent.destroy();
-  parentPort!.postMessage({ sent, ok, failed, seconds: (nowMs() - start) / 1000 });
+  reply({ sent, ok, failed, seconds: (nowMs() - start) / 1000 });
 }
 
 interface ReceiverJob {
@@ -305,52 +310,75 @@ async function receiverWorker(job: ReceiverJob): Promise<void> {
       await Promise.all(Array.from({ length: Math.min(CONNECT_BATCH, count - i) }, () => open(kind)));
     }
   }
-  parentPort!.postMessage({ type: 'ready' });
+  reply({ type: 'ready' });
+  // Protocol: 'progress' → counts; 'collect' → this phase's histograms (then reset); 'stop' → close and exit.
   await new Promise<void>((resolve) =>
-    parentPort!.on('message', (message) => {
+    process.on('message', (message) => {
+      const measured = counters.filter((c) => c.measured).length;
       if (message === 'progress') {
-        const measured = counters.filter((c) => c.measured).length;
-        parentPort!.postMessage({ received: received.sse + received.ws, measured, complete: complete() });
-      } else resolve();
+        reply({ received: received.sse + received.ws, measured, complete: complete() });
+        return;
+      }
+      if (message === 'stop') {
+        finished = true;
+        for (const s of sockets) s.destroy();
+        resolve();
+        return;
+      }
+      reply({
+        received: { ...received },
+        closedEarly,
+        complete: complete(),
+        measured,
+        fanout: { sse: fanout.sse.counts, ws: fanout.ws.counts },
+        e2e: { sse: e2e.sse.counts, ws: e2e.ws.counts },
+      });
+      for (const kind of ['sse', 'ws'] as const) {
+        fanout[kind] = new Histogram();
+        e2e[kind] = new Histogram();
+        received[kind] = 0;
+      }
     }),
   );
-  finished = true;
-  for (const s of sockets) s.destroy();
-  parentPort!.postMessage({
-    type: 'result',
-    received,
-    closedEarly,
-    complete: complete(),
-    measured: counters.filter((c) => c.measured).length,
-    fanout: { sse: fanout.sse.counts, ws: fanout.ws.counts },
-    e2e: { sse: e2e.sse.counts, ws: e2e.ws.counts },
-  });
 }
 
-if (!isMainThread && workerData?.role) {
-  const job = workerData as LoadJob | SenderJob | ReceiverJob;
+const ROLE_FLAG = '--alert-dispatch-bench-role';
+
+if (process.argv[2] === ROLE_FLAG) {
+  const job = JSON.parse(process.argv[3]) as LoadJob | SenderJob | ReceiverJob;
   if (job.role === 'load') await loadWorker(job);
   else if (job.role === 'sender') await senderWorker(job);
   else await receiverWorker(job);
+  process.disconnect?.();
 }
 
-// ---------------------------------------------------------------- main thread
-
-/** Workers load this TypeScript file through tsx's loader API (a worker does not inherit the parent's loader hooks). */
-const WORKER_BOOT = `
-  const { register } = await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))});
-  register();
-  await import(${JSON.stringify(import.meta.url)});
-`;
-
-function spawn(job: LoadJob | SenderJob | ReceiverJob): Worker {
-  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(WORKER_BOOT)}`), { workerData: job });
+/** Sends a message to the benchmark process (roles run as child processes of it). */
+function reply(message: unknown): void {
+  process.send!(message);
 }
 
-function result<T>(worker: Worker): Promise<T> {
+// ---------------------------------------------------------------- main process
+
+/**
+ * Clients run as child processes, not worker threads, so that `process.cpuUsage()` here is the service's own CPU
+ * time: on a machine whose cores are shared, event-loop utilisation alone cannot tell work from waiting for a core.
+ */
+function spawn(job: LoadJob | SenderJob | ReceiverJob): ChildProcess {
+  return fork(fileURLToPath(import.meta.url), [ROLE_FLAG, JSON.stringify(job)], {
+    execArgv: ['--import', 'tsx'],
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+}
+
+function result<T>(child: ChildProcess): Promise<T> {
   return new Promise((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
+    const onExit = (code: number | null) => reject(new Error(`benchmark client exited with ${code}`));
+    child.once('message', (message) => {
+      child.off('exit', onExit);
+      resolve(message as T);
+    });
+    child.once('exit', onExit);
   });
 }
 
@@ -392,6 +420,7 @@ const ms = (v: number) => `${v.toFixed(2)} ms`;
 
 /** Runs the two measurements and prints their figures. */
 export default async function run(): Promise<void> {
+  // Imported here, not at the top: the client processes load this file too and need none of it.
   const { startAlertDispatch } = await import('../services/alert-dispatch/main.js');
   const { createLogger } = await import('../services/lib/log/index.js');
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'alert-dispatch-bench-'));
@@ -401,109 +430,203 @@ export default async function run(): Promise<void> {
     logger,
   );
   const bare = await startBareKoa();
+  const kit = await startKitRoute(logger);
   try {
-    const load = (url: string) =>
-      result<LoadResult>(
-        spawn({
-          role: 'load',
-          url,
-          connections: THROUGHPUT_CONNECTIONS,
-          warmupMs: THROUGHPUT_WARMUP_MS,
-          durationMs: THROUGHPUT_MS,
-        }),
-      );
-    const baseline = await load(`${bare.url}/echo`);
-    const execute = await load(`${service.url}/api/v1/actions/execute`);
-    console.log(
-      `machine: ${os.cpus().length} cores, load average ${os
+    const loadavg = () =>
+      os
         .loadavg()
         .map((l) => l.toFixed(1))
-        .join(' ')} at start`,
-    );
-    console.log(`throughput (${THROUGHPUT_CONNECTIONS} keep-alive connections, ${THROUGHPUT_MS / 1000} s, loopback):`);
-    console.log(
-      `  bare Koa JSON endpoint      ${baseline.rps.toFixed(0)} req/s  p50 ${ms(baseline.p50)}  p99 ${ms(baseline.p99)}  errors ${baseline.errors}`,
-    );
-    console.log(
-      `  POST /actions/execute       ${execute.rps.toFixed(0)} req/s  p50 ${ms(execute.p50)}  p99 ${ms(execute.p99)}  errors ${execute.errors}`,
-    );
-    console.log(`  ratio execute / bare        ${(execute.rps / baseline.rps).toFixed(2)}  (target >= 0.5)`);
-
-    const receivers = spawn({ role: 'receivers', baseUrl: service.url, sse: SSE_SUBSCRIBERS, ws: WS_SUBSCRIBERS });
-    const connectStart = nowMs();
-    await new Promise<void>((resolve, reject) => {
-      receivers.once('error', reject);
-      receivers.once('message', () => resolve());
-    });
-    const connectSeconds = (nowMs() - connectStart) / 1000;
-    const busyBefore = performance.eventLoopUtilization();
-    const cpuBefore = process.cpuUsage();
-    const loopDelay = monitorEventLoopDelay({ resolution: 5 });
-    loopDelay.enable();
-    const fanoutStart = nowMs();
-    const sender = await result<{ sent: number; ok: number; failed: number; seconds: number }>(
-      spawn({ role: 'sender', url: `${service.url}/api/v1/actions/execute`, rate: ALERT_RATE, durationMs: FANOUT_MS }),
-    );
-    const busy = performance.eventLoopUtilization(busyBefore).utilization;
-    const cpu = process.cpuUsage(cpuBefore);
-    const cpuCores = (cpu.user + cpu.system) / 1000 / (nowMs() - fanoutStart);
-    loopDelay.disable();
-    // Let the receivers drain what is still in flight (bounded), so "delivered" counts backlog, not a cut-off.
-    const drainStart = nowMs();
-    for (let i = 0; i < 150; i++) {
-      receivers.postMessage('progress');
-      const progress = await new Promise<{ received: number; measured: number; complete: number }>((resolve) =>
-        receivers.once('message', resolve),
-      );
-      const all = SSE_SUBSCRIBERS + WS_SUBSCRIBERS;
-      if (progress.received >= sender.ok * progress.measured && progress.complete === all) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const drainSeconds = (nowMs() - drainStart) / 1000;
-    const done = result<{
-      received: { sse: number; ws: number };
-      closedEarly: number;
-      complete: number;
-      measured: number;
-      fanout: { sse: Uint32Array; ws: Uint32Array };
-      e2e: { sse: Uint32Array; ws: Uint32Array };
-    }>(receivers);
-    receivers.postMessage('stop');
-    const r = await done;
-    await receivers.terminate();
-    const hist = (counts: Uint32Array) => {
-      const h = new Histogram();
-      h.merge(counts);
-      return h;
-    };
-    console.log(
-      `fan-out (${SSE_SUBSCRIBERS} SSE + ${WS_SUBSCRIBERS} WebSocket subscribers, connected in ${connectSeconds.toFixed(1)} s; ` +
-        `${sender.ok}/${sender.sent} alerts at ${(sender.sent / sender.seconds).toFixed(0)}/s, ${sender.failed} failed):`,
-    );
-    for (const kind of ['sse', 'ws'] as const) {
-      const f = hist(r.fanout[kind]);
-      const e = hist(r.e2e[kind]);
-      console.log(
-        `  ${kind.padEnd(3)} timed ${r.received[kind]} deliveries  ` +
-          `publish→receipt p50 ${ms(f.percentile(50))} p99 ${ms(f.percentile(99))} max ${ms(f.percentile(100))}  ` +
-          `send→receipt p50 ${ms(e.percentile(50))} p99 ${ms(e.percentile(99))}`,
-      );
-    }
-    const all = new Histogram();
-    all.merge(r.fanout.sse);
-    all.merge(r.fanout.ws);
-    console.log(
-      `  all publish→receipt p99 ${ms(all.percentile(99))} (target < 50 ms) over ${r.measured} timed subscribers (1 in ` +
-        `${SAMPLE_EVERY}); ${r.complete}/${SSE_SUBSCRIBERS + WS_SUBSCRIBERS} subscribers received every byte; ` +
-        `${r.closedEarly} closed early; drained ${drainSeconds.toFixed(1)} s after the last alert`,
-    );
-    console.log(
-      `  service thread busy ${(busy * 100).toFixed(0)}% (event-loop utilisation), loop delay p99 ` +
-        `${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms; whole process (service + clients) ${cpuCores.toFixed(2)} cores`,
-    );
+        .join(' ');
+    console.log(`machine: ${os.cpus().length} cores, load average ${loadavg()} at start`);
+    await measureThroughput([
+      { name: 'bare Koa', url: `${bare.url}/echo` },
+      { name: 'kit route', url: `${kit.url}/echo` },
+      { name: 'POST /actions/execute', url: `${service.url}/api/v1/actions/execute` },
+    ]);
+    await measureFanout(service.url);
+    console.log(`load average ${loadavg()} at the end`);
   } finally {
     await bare.close();
+    await kit.close();
     await service.close();
     await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Interleaved rounds (bare, execute, execute, bare, …) so that drifting machine load hits both sides alike. */
+/**
+ * Interleaved rounds (the order rotates each round) so that drifting machine load hits every endpoint alike. The kit
+ * route (createHttpApp with a joi-validated body, same logger) separates the platform kit's share from dispatch's.
+ */
+async function measureThroughput(targets: Array<{ name: string; url: string }>): Promise<void> {
+  const load = (url: string) =>
+    result<LoadResult>(
+      spawn({
+        role: 'load',
+        url,
+        connections: THROUGHPUT_CONNECTIONS,
+        warmupMs: THROUGHPUT_WARMUP_MS,
+        durationMs: THROUGHPUT_MS,
+      }),
+    );
+  const rounds: Array<Map<string, LoadResult>> = [];
+  for (let i = 0; i < THROUGHPUT_ROUNDS; i++) {
+    const round = new Map<string, LoadResult>();
+    for (let j = 0; j < targets.length; j++) {
+      const target = targets[(i + j) % targets.length];
+      round.set(target.name, await load(target.url));
+    }
+    rounds.push(round);
+  }
+  console.log(
+    `throughput (${THROUGHPUT_CONNECTIONS} keep-alive connections, ${THROUGHPUT_ROUNDS} interleaved rounds of ` +
+      `${THROUGHPUT_MS / 1000} s per endpoint, loopback):`,
+  );
+  const baseline = targets[0].name;
+  for (const target of targets) {
+    const runs = rounds.map((r) => r.get(target.name)!);
+    const ratios = rounds.map((r) => r.get(target.name)!.rps / r.get(baseline)!.rps).sort((a, b) => a - b);
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+    console.log(
+      `  ${target.name.padEnd(22)} median ${median(runs.map((r) => r.rps))
+        .toFixed(0)
+        .padStart(6)} req/s, ` +
+        `p50 ${ms(median(runs.map((r) => r.p50)))}, p99 ${ms(median(runs.map((r) => r.p99)))}, ` +
+        `errors ${runs.reduce((n, r) => n + r.errors, 0)}; / ${baseline}: median ` +
+        `${ratios[Math.floor(ratios.length / 2)].toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})`,
+    );
+  }
+  console.log('  target: execute / bare Koa >= 0.5');
+}
+
+/** The platform kit's app around a trivial joi-validated JSON route: what every service pays before its own work. */
+async function startKitRoute(logger: Logger): Promise<{ url: string; close(): Promise<void> }> {
+  const { createHttpApp, defineRoute, detailStyle } = await import('../services/lib/http/index.js');
+  const { app } = createHttpApp({
+    info: { title: 'kit baseline', version: '1' },
+    service: 'kit-baseline',
+    logger,
+    errors: detailStyle(),
+    routes: [
+      defineRoute({
+        method: 'post',
+        path: '/echo',
+        summary: 'echo',
+        request: {
+          body: Joi.object({
+            source_id: Joi.string().required(),
+            alert_name: Joi.string().required(),
+            reason: Joi.string(),
+            tools: Joi.array().items(Joi.string()),
+          }),
+        },
+        responses: { 200: { description: 'ok' } },
+        handler: (ctx) => {
+          ctx.body = {
+            event_id: 'x',
+            source_id: ctx.state.body.source_id,
+            alert_name: ctx.state.body.alert_name,
+            actions_taken: [],
+            timestamp: new Date().toISOString(),
+          };
+        },
+      }),
+    ],
+  });
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+interface ReceiverResult {
+  received: { sse: number; ws: number };
+  closedEarly: number;
+  complete: number;
+  measured: number;
+  fanout: { sse: Uint32Array; ws: Uint32Array };
+  e2e: { sse: Uint32Array; ws: Uint32Array };
+}
+
+/** Connects the subscribers once, then runs one phase per rate in FANOUT_RATES. */
+async function measureFanout(serviceUrl: string): Promise<void> {
+  const receivers = spawn({ role: 'receivers', baseUrl: serviceUrl, sse: SSE_SUBSCRIBERS, ws: WS_SUBSCRIBERS });
+  const ask = <T>(message: string) => {
+    const answer = result<T>(receivers);
+    receivers.send(message);
+    return answer;
+  };
+  const connectStart = nowMs();
+  await result(receivers);
+  console.log(
+    `fan-out: ${SSE_SUBSCRIBERS} SSE + ${WS_SUBSCRIBERS} WebSocket subscribers connected in ` +
+      `${((nowMs() - connectStart) / 1000).toFixed(1)} s; every event timed on 1 in ${SAMPLE_EVERY} of them ` +
+      `(spread evenly), every byte counted on all`,
+  );
+  try {
+    for (const rate of FANOUT_RATES) {
+      const busyBefore = performance.eventLoopUtilization();
+      const cpuBefore = process.cpuUsage();
+      const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+      loopDelay.enable();
+      const start = nowMs();
+      const sender = await result<{ sent: number; ok: number; failed: number; seconds: number }>(
+        spawn({ role: 'sender', url: `${serviceUrl}/api/v1/actions/execute`, rate, durationMs: FANOUT_MS }),
+      );
+      const busy = performance.eventLoopUtilization(busyBefore).utilization;
+      const cpu = process.cpuUsage(cpuBefore);
+      const cpuMs = (cpu.user + cpu.system) / 1000;
+      const cpuCores = cpuMs / (nowMs() - start);
+      loopDelay.disable();
+      // Let the receivers drain what is still in flight (bounded), so that nothing is cut off.
+      const drainStart = nowMs();
+      for (let i = 0; i < 150; i++) {
+        const progress = await ask<{ received: number; measured: number; complete: number }>('progress');
+        if (
+          progress.received >= sender.ok * progress.measured &&
+          progress.complete === SSE_SUBSCRIBERS + WS_SUBSCRIBERS
+        ) {
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const drainSeconds = (nowMs() - drainStart) / 1000;
+      const r = await ask<ReceiverResult>('collect');
+      const hist = (...counts: Uint32Array[]) => {
+        const h = new Histogram();
+        for (const c of counts) h.merge(c);
+        return h;
+      };
+      console.log(
+        `  at ${rate} alerts/s for ${FANOUT_MS / 1000} s: ${sender.ok}/${sender.sent} alerts answered ` +
+          `(achieved ${(sender.sent / sender.seconds).toFixed(0)}/s, ${sender.failed} failed)`,
+      );
+      for (const kind of ['sse', 'ws'] as const) {
+        const f = hist(r.fanout[kind]);
+        const e = hist(r.e2e[kind]);
+        console.log(
+          `    ${kind.padEnd(3)} ${r.received[kind]} timed deliveries: publish→receipt p50 ${ms(f.percentile(50))} ` +
+            `p99 ${ms(f.percentile(99))} max ${ms(f.percentile(100))}; ` +
+            `POST sent→receipt p50 ${ms(e.percentile(50))} p99 ${ms(e.percentile(99))}`,
+        );
+      }
+      console.log(
+        `    all: publish→receipt p99 ${ms(hist(r.fanout.sse, r.fanout.ws).percentile(99))} (target < 50 ms); ` +
+          `${r.complete}/${SSE_SUBSCRIBERS + WS_SUBSCRIBERS} subscribers got every byte; ${r.closedEarly} closed early; ` +
+          `drained ${drainSeconds.toFixed(1)} s after the last alert`,
+      );
+      console.log(
+        `    service: ${cpuCores.toFixed(2)} cores of CPU (${(cpuMs / sender.ok).toFixed(2)} ms per alert incl. its ` +
+          `HTTP request, ${((cpuMs * 1000) / (sender.ok * (SSE_SUBSCRIBERS + WS_SUBSCRIBERS))).toFixed(2)} µs per ` +
+          `delivery); main thread busy ${(busy * 100).toFixed(0)}% of wall time, loop delay p99 ` +
+          `${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms`,
+      );
+    }
+  } finally {
+    receivers.send('stop');
+    receivers.kill();
   }
 }
