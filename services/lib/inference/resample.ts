@@ -18,7 +18,7 @@ export interface SampleWindow {
 }
 
 /**
- * Bilinearly resamples `image` (half-pixel centres, edge-clamped) to `width`×`height` and writes it, normalised per
+ * Bilinearly resamples `image` (half-pixel centres, edge-clamped) over the window and writes it, normalised per
  * the spec (`(pixel*scale - mean)/std`, rounded for integer dtypes), at the top-left of input slot `index`; the rest
  * of the slot gets the value of a black pixel.
  */
