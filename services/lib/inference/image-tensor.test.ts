@@ -163,5 +163,12 @@ describe('InputBufferPool', () => {
     pool.release(a);
     expect(pool.acquire(3)).toBe(a);
     expect(pool.acquire(1)).toHaveLength(12);
+    // Only the two most recently released buffers are kept.
+    const c = pool.acquire(2);
+    pool.release(a);
+    pool.release(b);
+    pool.release(c);
+    expect(pool.acquire(3)).toBe(b);
+    expect(pool.acquire(3)).not.toBe(a);
   });
 });

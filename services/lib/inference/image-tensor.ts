@@ -68,24 +68,27 @@ const LIBVIPS_MIN_REDUCTION = 4;
  * call costs about as much as preprocessing. Buffers are handed out exclusively, so concurrent runs stay safe.
  */
 export class InputBufferPool {
-  private readonly free = new Map<number, InputBuffer[]>();
+  /** Idle buffers, most recently released last; at most MAX_IDLE_BUFFERS so odd batch sizes cannot hoard memory. */
+  private readonly idle: InputBuffer[] = [];
 
   constructor(private readonly spec: ImageInputSpec) {}
 
   /** A buffer for `batch` images; its previous contents are overwritten by `prepareImage`. */
   acquire(batch: number): InputBuffer {
-    return this.free.get(batch)?.pop() ?? allocateInput(this.spec, batch);
+    const length = batch * this.spec.width * this.spec.height * 3;
+    const i = this.idle.findIndex((buffer) => buffer.length === length);
+    return i >= 0 ? this.idle.splice(i, 1)[0] : allocateInput(this.spec, batch);
   }
 
   /** Returns a buffer once the session run that read it has finished. */
   release(buffer: InputBuffer): void {
-    const batch = buffer.length / (this.spec.width * this.spec.height * 3);
-    const list = this.free.get(batch) ?? [];
-    // Two per batch size cover a run in flight plus one being prepared.
-    if (list.length < 2) list.push(buffer);
-    this.free.set(batch, list);
+    this.idle.push(buffer);
+    if (this.idle.length > MAX_IDLE_BUFFERS) this.idle.shift();
   }
 }
+
+/** Two idle buffers cover a run in flight plus one being prepared, at the batch size a caller keeps using. */
+const MAX_IDLE_BUFFERS = 2;
 
 /** Allocates the input buffer for `batch` images of the spec. */
 export function allocateInput(spec: ImageInputSpec, batch: number): InputBuffer {
