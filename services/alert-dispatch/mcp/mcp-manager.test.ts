@@ -10,7 +10,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 import { createHttpApp, detailStyle, listen, type RunningServer } from '../../lib/http/index.js';
 import { createLogger } from '../../lib/log/index.js';
-import { McpConfigError, McpServerUnavailableError, McpToolNotFoundError } from './errors.js';
+import { McpCallError, McpConfigError, McpServerUnavailableError, McpToolNotFoundError } from './errors.js';
 import { McpManager } from './mcp-manager.js';
 import { mcpRoutes } from './routes.js';
 import { reconnectDelay } from './server-connection.js';
@@ -202,6 +202,17 @@ describe('McpManager over streamable HTTP', () => {
         content: [{ type: 'text', text: 'nope' }],
         isError: true,
       }));
+      // Answers only when cancelled (or after 5 s): for time-out and abort handling.
+      mcp.registerTool('stall', { description: 'Waits' }, async (extra) => {
+        await new Promise((resolve) => {
+          const timer = setTimeout(resolve, 5000).unref();
+          extra.signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            resolve(undefined);
+          });
+        });
+        return { content: [{ type: 'text', text: 'late' }] };
+      });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on('close', () => {
         void transport.close();
@@ -229,14 +240,36 @@ describe('McpManager over streamable HTTP', () => {
       await manager.start();
       expect(manager.status()).toEqual({
         enabled: true,
-        servers: [{ name: 'remote', connected: true, tool_count: 2, transport: 'http' }],
-        total_tools: 2,
+        servers: [{ name: 'remote', connected: true, tool_count: 3, transport: 'http' }],
+        total_tools: 3,
       });
-      expect(manager.tools().map((t) => t.name)).toEqual(['remote__echo_upper', 'remote__fail']);
+      expect(manager.tools().map((t) => t.name)).toEqual(['remote__echo_upper', 'remote__fail', 'remote__stall']);
       const result = await manager.invoke('remote__echo_upper', { text: 'gate' });
       expect(result).toEqual({ content: [{ type: 'text', text: 'GATE' }], isError: false });
       expect(calls).toBe(1);
       expect((await manager.invoke('remote__fail', {})).isError).toBe(true);
+    } finally {
+      await manager.close();
+    }
+  });
+
+  it('turns a call past timeout_ms into a timeout error and honours an abort signal', async () => {
+    const configFile = path.join(dir, 'slow.json');
+    await writeFile(configFile, JSON.stringify({ servers: [{ name: 'slow', url, timeout_ms: 100 }] }));
+    const manager = new McpManager({ configFile, logger });
+    try {
+      await manager.start();
+      const timedOut = await manager.invoke('slow__stall', {}).catch((err: unknown) => err);
+      expect(timedOut).toBeInstanceOf(McpCallError);
+      expect((timedOut as McpCallError).kind).toBe('timeout');
+
+      const controller = new AbortController();
+      const call = manager.invoke('slow__stall', {}, controller.signal);
+      controller.abort(new Error('client went away'));
+      await expect(call).rejects.toThrow('client went away');
+      // The connection survives both.
+      expect(manager.status().servers[0].connected).toBe(true);
+      expect((await manager.invoke('slow__echo_upper', { text: 'ok' })).isError).toBe(false);
     } finally {
       await manager.close();
     }
