@@ -72,8 +72,32 @@ function normaliseLayout(raw: unknown): unknown {
   return { ...rest, servers: [...(((rest as { servers?: unknown[] }).servers as unknown[]) ?? []), ...servers] };
 }
 
-/** Reads a JSON or YAML MCP configuration file; throws McpConfigError naming every problem. */
-export async function loadMcpConfig(file: string): Promise<McpConfig> {
+const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** Replaces `${NAME}` in every string of the parsed file, so that secrets (tokens in headers or env) stay out of it. */
+function substitute(value: unknown, environment: Record<string, string | undefined>, missing: Set<string>): unknown {
+  if (typeof value === 'string') {
+    return value.replace(VARIABLE, (whole, name: string) => {
+      const replacement = environment[name];
+      if (replacement === undefined) missing.add(name);
+      return replacement ?? whole;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v) => substitute(v, environment, missing));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, environment, missing)]));
+  }
+  return value;
+}
+
+/**
+ * Reads a JSON or YAML MCP configuration file; throws McpConfigError naming every problem. With `environment`,
+ * `${NAME}` in any string is replaced by that variable (an unset one is a problem); without it strings stay as written.
+ */
+export async function loadMcpConfig(
+  file: string,
+  environment?: Record<string, string | undefined>,
+): Promise<McpConfig> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -86,6 +110,16 @@ export async function loadMcpConfig(file: string): Promise<McpConfig> {
     raw = text.trim() === '' ? {} : YAML.parse(text);
   } catch (err) {
     throw new McpConfigError(file, [`not valid JSON or YAML: ${(err as Error).message.split('\n')[0]}`]);
+  }
+  if (environment) {
+    const missing = new Set<string>();
+    raw = substitute(raw, environment, missing);
+    if (missing.size > 0) {
+      throw new McpConfigError(
+        file,
+        [...missing].map((name) => `environment variable ${name} is not set`),
+      );
+    }
   }
   const result = configSchema.validate(normaliseLayout(raw ?? {}), {
     abortEarly: false,

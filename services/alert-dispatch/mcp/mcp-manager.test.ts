@@ -253,6 +253,25 @@ describe('McpManager over streamable HTTP', () => {
     }
   });
 
+  it('substitutes ${NAME} from the given environment and names unset variables', async () => {
+    const configFile = path.join(dir, 'vars.yaml');
+    const port = (httpServer.address() as AddressInfo).port;
+    await writeFile(
+      configFile,
+      'servers:\n  - name: remote\n    url: http://127.0.0.1:${MCP_PORT}/mcp\n' +
+        '    headers: { Authorization: "Bearer ${MCP_TOKEN}" }\n',
+    );
+    const manager = new McpManager({ configFile, logger, environment: { MCP_PORT: String(port), MCP_TOKEN: 't' } });
+    try {
+      await manager.start();
+      expect(manager.status().servers[0]).toMatchObject({ name: 'remote', connected: true });
+    } finally {
+      await manager.close();
+    }
+    const unset = new McpManager({ configFile, logger, environment: { MCP_PORT: String(port) } });
+    await expect(unset.start()).rejects.toThrow('environment variable MCP_TOKEN is not set');
+  });
+
   it('turns a call past timeout_ms into a timeout error and honours an abort signal', async () => {
     const configFile = path.join(dir, 'slow.json');
     await writeFile(configFile, JSON.stringify({ servers: [{ name: 'slow', url, timeout_ms: 100 }] }));

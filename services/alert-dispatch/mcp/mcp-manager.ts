@@ -9,6 +9,8 @@ export interface McpManagerOptions {
   configFile?: string;
   logger: Logger;
   reconnect?: ReconnectPolicy;
+  /** Variables for `${NAME}` in the configuration file (pass the service's env); without it no substitution. */
+  environment?: Record<string, string | undefined>;
   /** Ping interval of streamable-HTTP servers, to notice one that went away between calls (default 30 s). */
   healthCheckMs?: number;
 }
@@ -67,7 +69,7 @@ export class McpManager {
   start(): Promise<void> {
     return this.serialised(async () => {
       if (!this.opts.configFile) return;
-      await this.apply(await loadMcpConfig(this.opts.configFile));
+      await this.apply(await loadMcpConfig(this.opts.configFile, this.opts.environment));
     });
   }
 
@@ -75,7 +77,7 @@ export class McpManager {
   reload(): Promise<McpStatus> {
     return this.serialised(async () => {
       if (this.opts.configFile) {
-        const config = await loadMcpConfig(this.opts.configFile).catch((err) => {
+        const config = await loadMcpConfig(this.opts.configFile, this.opts.environment).catch((err) => {
           this.logger.error('MCP configuration rejected, keeping the running one', { error: (err as Error).message });
           throw err;
         });
