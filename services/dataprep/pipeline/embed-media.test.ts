@@ -178,6 +178,24 @@ describe('embedMedia', () => {
     expect(result.throughput.frames_per_s).toBeGreaterThan(0);
   });
 
+  it('decodes large frames downscaled but reports crop boxes in source pixels', async () => {
+    const result = await embedMedia(deps(), request({ videoId: 'downscaled', frameInterval: 10 }), {
+      maxFrameSide: 240,
+    });
+    expect(result.framesExtracted).toBe(2);
+    const crops = (await storedRecords('downscaled')).filter((hit) => hit.metadata.kind === 'crop');
+    expect(crops.length).toBeGreaterThan(0);
+    const boxes = crops.map((hit) => hit.metadata.bbox as number[]);
+    // Decoded frames are 240×160; the source is 480×320.
+    expect(Math.max(...boxes.map((box) => box[2]))).toBeGreaterThan(240);
+    for (const [x1, y1, x2, y2] of boxes) {
+      expect(x1).toBeGreaterThanOrEqual(0);
+      expect(y1).toBeGreaterThanOrEqual(0);
+      expect(x2).toBeLessThanOrEqual(480);
+      expect(y2).toBeLessThanOrEqual(320);
+    }
+  });
+
   it('embeds frames only when detection is off', async () => {
     const result = await embedMedia(
       deps(),

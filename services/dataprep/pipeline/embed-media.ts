@@ -61,8 +61,13 @@ export interface EmbedMediaOptions {
   embedBatchSize?: number;
   /** Records per vector-store insert (fewer, larger inserts keep LanceDB fragments few). */
   writeBatchSize?: number;
-  /** Decoded frames ffmpeg may run ahead of detection. */
+  /** Decoded frames waiting for detection (ffmpeg may decode this many more ahead of the queue). */
   frameQueueDepth?: number;
+  /**
+   * Video frames are decoded at most this many pixels on their longer side (default 1920), which bounds memory for 4K
+   * input; models see 512 px or less anyway. Crop boxes in metadata are mapped back to source pixels.
+   */
+  maxFrameSide?: number;
   /** ffmpeg decoder threads (default: ffmpeg's choice). */
   decodeThreads?: number;
   /** ffmpeg niceness (default 10): decoding runs ahead in the CPU gaps between model calls instead of slowing them. */
@@ -77,7 +82,8 @@ export interface EmbedMediaOptions {
 const DEFAULTS = {
   embedBatchSize: 8,
   writeBatchSize: 64,
-  frameQueueDepth: 4,
+  frameQueueDepth: 3,
+  maxFrameSide: 1920,
   modelConcurrency: 1,
   decodeNiceness: 10,
 } as const;
@@ -142,7 +148,7 @@ export async function embedMedia(
   request.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
   const frames = new BoundedQueue<VideoFrame>(options.frameQueueDepth ?? DEFAULTS.frameQueueDepth);
-  const items = new BoundedQueue<EmbedItem>(embedBatchSize * 2);
+  const items = new BoundedQueue<EmbedItem>(embedBatchSize);
   const records = new BoundedQueue<VectorRecord[]>(Math.max(2, Math.ceil((writeBatchSize * 2) / embedBatchSize)));
   const queues = [frames, items, records];
   let failure: { error: unknown } | undefined;
@@ -157,6 +163,10 @@ export async function embedMedia(
       () => output?.close(),
       (error: unknown) => failAll(error),
     );
+
+  const decodeSize = videoInfo && fitWithin(videoInfo, options.maxFrameSide ?? DEFAULTS.maxFrameSide);
+  // Decoded px × sourceScale = source px (1 for images and for videos no larger than maxFrameSide).
+  const sourceScale = videoInfo && decodeSize ? videoInfo.width / decodeSize.width : 1;
 
   let insertStarted = false;
   let framesExtracted = 0;
@@ -175,10 +185,11 @@ export async function embedMedia(
     const source = extractFrames(request.localPath, {
       every: frameInterval,
       info: videoInfo,
+      scale: decodeSize,
       paths: deps.ffmpegPaths,
       threads: options.decodeThreads,
       niceness: options.decodeNiceness ?? DEFAULTS.decodeNiceness,
-      aheadFrames: options.frameQueueDepth ?? DEFAULTS.frameQueueDepth,
+      aheadFrames: 2,
       signal: stop.signal,
     });
     try {
@@ -220,7 +231,7 @@ export async function embedMedia(
             frameId: frame.frameId,
             timestampSeconds: frame.timestampSeconds,
             label: detection.label,
-            bbox: detection.box,
+            bbox: toSourcePixels(detection.box, sourceScale),
             cropId: cropId++,
             score: detection.score,
           },
@@ -312,6 +323,19 @@ export async function embedMedia(
     wall_s: result.stages.wall_s,
   });
   return result;
+}
+
+/** The size of `size` scaled down (aspect kept) so that neither side exceeds `maxSide`. */
+function fitWithin(size: { width: number; height: number }, maxSide: number): { width: number; height: number } {
+  const scale = Math.min(1, maxSide / Math.max(size.width, size.height));
+  return {
+    width: Math.max(1, Math.round(size.width * scale)),
+    height: Math.max(1, Math.round(size.height * scale)),
+  };
+}
+
+function toSourcePixels(box: [number, number, number, number], scale: number): [number, number, number, number] {
+  return scale === 1 ? box : [box[0] * scale, box[1] * scale, box[2] * scale, box[3] * scale];
 }
 
 function recordId(request: EmbedMediaRequest, subject: EmbeddingSubject): string {
