@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import path from 'node:path';
@@ -542,6 +542,19 @@ async function startKitRoute(logger: Logger): Promise<{ url: string; close(): Pr
   };
 }
 
+/**
+ * Time the service's main thread spent runnable but waiting for a core (Linux schedstat), in ms; NaN elsewhere. On a
+ * machine shared with other jobs this, not the service's own work, is what stretches delivery delays.
+ */
+async function runQueueWaitMs(): Promise<number> {
+  try {
+    const stat = await readFile(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8');
+    return Number(stat.split(' ')[1]) / 1e6;
+  } catch {
+    return NaN;
+  }
+}
+
 interface ReceiverResult {
   received: { sse: number; ws: number };
   closedEarly: number;
@@ -568,6 +581,7 @@ async function measureFanout(serviceUrl: string): Promise<void> {
   );
   try {
     for (const rate of FANOUT_RATES) {
+      const waitBefore = await runQueueWaitMs();
       const busyBefore = performance.eventLoopUtilization();
       const cpuBefore = process.cpuUsage();
       const loopDelay = monitorEventLoopDelay({ resolution: 5 });
@@ -579,6 +593,8 @@ async function measureFanout(serviceUrl: string): Promise<void> {
       const busy = performance.eventLoopUtilization(busyBefore).utilization;
       const cpu = process.cpuUsage(cpuBefore);
       const cpuMs = (cpu.user + cpu.system) / 1000;
+      const waitedMs = (await runQueueWaitMs()) - waitBefore;
+      const phaseMs = nowMs() - start;
       const cpuCores = cpuMs / (nowMs() - start);
       loopDelay.disable();
       // Let the receivers drain what is still in flight (bounded), so that nothing is cut off.
@@ -622,7 +638,10 @@ async function measureFanout(serviceUrl: string): Promise<void> {
         `    service: ${cpuCores.toFixed(2)} cores of CPU (${(cpuMs / sender.ok).toFixed(2)} ms per alert incl. its ` +
           `HTTP request, ${((cpuMs * 1000) / (sender.ok * (SSE_SUBSCRIBERS + WS_SUBSCRIBERS))).toFixed(2)} µs per ` +
           `delivery); main thread busy ${(busy * 100).toFixed(0)}% of wall time, loop delay p99 ` +
-          `${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms`,
+          `${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms` +
+          (Number.isNaN(waitedMs)
+            ? ''
+            : `; it waited for a free core ${((100 * waitedMs) / phaseMs).toFixed(0)}% of the time (run queue)`),
       );
     }
   } finally {
