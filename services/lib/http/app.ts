@@ -63,10 +63,12 @@ function errorMiddleware(logger: Logger, style: ErrorStyle): Koa.Middleware {
 
 function accessLog(logger: Logger): Koa.Middleware {
   return async (ctx, next) => {
+    // winston formats a line even when its level is filtered out: skip the work on the hot path.
+    if (!logger.isLevelEnabled('http')) return next();
     const started = process.hrtime.bigint();
     await next();
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    logger.http?.('request', {
+    logger.http('request', {
       requestId: ctx.state.requestId,
       method: ctx.method,
       path: ctx.path,
