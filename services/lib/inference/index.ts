@@ -14,6 +14,7 @@ export { manifestSchema, readManifest } from './manifest.js';
 export type { ImageInputSpec, ModelManifest, ModelRole } from './manifest.js';
 export { createSession, ExecutionProviderUnavailableError } from './session.js';
 export type { CreatedSession, SessionOptions } from './session.js';
+export type { ModelSession } from './worker-session.js';
 export { DEFAULT_MODEL_NAMES, loadModels, ModelRoleMismatchError, resolveModelDir } from './model-registry.js';
 export type { LoadedModels, ModelsConfig, ModelStatus } from './model-registry.js';
 export type { LoadedModel } from './loaded-model.js';

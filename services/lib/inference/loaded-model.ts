@@ -1,11 +1,11 @@
-import type * as ort from 'onnxruntime-node';
 import type { ImageInputSpec, ModelManifest } from './manifest.js';
 import type { ModelInfo } from './roles.js';
+import type { ModelSession } from './worker-session.js';
 
 /** A manifest with its created session: what every role class is built from. */
 export interface LoadedModel {
   manifest: ModelManifest;
-  session: ort.InferenceSession;
+  session: ModelSession;
   info: ModelInfo;
 }
 

@@ -201,6 +201,19 @@ describe('loadModels', () => {
       expect(models.status()[0].loaded).toBe(true);
     });
 
+    it('gives the same vectors from a session hosted in a worker thread', async () => {
+      const workerModels = await loadModels({ ...config(), isolation: 'worker' });
+      try {
+        const image = { width: 4, height: 4, data: new Uint8Array(48).map((_, i) => [30, 40, 0][i % 3]) };
+        const [fromWorker] = await workerModels.imageEmbedder.embed([image]);
+        const [fromMain] = await models.imageEmbedder.embed([image]);
+        expect(Array.from(fromWorker)).toEqual(Array.from(fromMain));
+        expect(workerModels.status()[0]).toMatchObject({ loaded: true, device: 'cpu' });
+      } finally {
+        await workerModels.release();
+      }
+    });
+
     it('feeds a CLIP-style text tower padded int64 input_ids', async () => {
       const clipModels = await loadModels({ ...config(), textEmbedder: 'clip-text' });
       try {

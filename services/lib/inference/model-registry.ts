@@ -37,6 +37,8 @@ export interface ModelsConfig {
   fallbackToCpu?: boolean;
   /** Idle onnxruntime threads busy-wait for work (faster on a dedicated machine; off by default). */
   spinning?: boolean;
+  /** `worker`: each session runs in its own worker thread, so inference never blocks the event loop. */
+  isolation?: 'main' | 'worker';
   imageEmbedder?: string;
   textEmbedder?: string;
   detector?: string;

@@ -1,5 +1,6 @@
 import * as ort from 'onnxruntime-node';
 import type { ExecutionProvider } from './roles.js';
+import { createWorkerSession, type ModelSession } from './worker-session.js';
 
 /** How onnxruntime sessions are created: execution provider and intra-op thread count. */
 export interface SessionOptions {
@@ -13,11 +14,16 @@ export interface SessionOptions {
    * machines the spinning threads steal the cores that decoding, preprocessing and other services need.
    */
   spinning?: boolean;
+  /**
+   * `worker` hosts the session in its own worker thread. onnxruntime-node runs inference synchronously on the calling
+   * JS thread, so with `main` (the default) every run blocks the event loop for the model's latency.
+   */
+  isolation?: 'main' | 'worker';
 }
 
 /** A created session and the provider it was created for (what health reports as the model's device). */
 export interface CreatedSession {
-  session: ort.InferenceSession;
+  session: ModelSession;
   provider: ExecutionProvider;
 }
 
@@ -47,6 +53,18 @@ function ortOptions(
 
 /** Creates an onnxruntime session for an ONNX file (path or bytes) with the configured provider and threads. */
 export async function createSession(model: string | Uint8Array, options: SessionOptions): Promise<CreatedSession> {
+  if (options.isolation === 'worker') {
+    try {
+      const { session, provider } = await createWorkerSession(model, options);
+      return { session, provider };
+    } catch (error) {
+      if ((error as Error).name === 'ExecutionProviderUnavailableError') {
+        const reason = (error as Error).message.replace(/^execution provider cuda is unavailable: /, '');
+        throw new ExecutionProviderUnavailableError('cuda', reason);
+      }
+      throw error;
+    }
+  }
   const threads = Math.max(0, Math.floor(options.threads));
   try {
     const session =

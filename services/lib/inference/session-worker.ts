@@ -1,0 +1,72 @@
+/**
+ * Worker-thread host for one onnxruntime session (see worker-session.ts): onnxruntime-node runs inference on the
+ * calling JS thread, so hosting the session here keeps the service's event loop free while a model runs.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import * as ort from 'onnxruntime-node';
+import { createSession, type SessionOptions } from './session.js';
+
+/** A tensor as it crosses the thread boundary. */
+export interface WireTensor {
+  type: ort.Tensor.Type;
+  data: ort.Tensor.DataType;
+  dims: readonly number[];
+}
+
+/** Messages to the worker. */
+export type WorkerRequest =
+  { id: number; op: 'run'; feeds: Record<string, WireTensor>; fetches: string[] } | { id: number; op: 'release' };
+
+/** What the worker reports once its session exists. */
+export interface WorkerReady {
+  provider: SessionOptions['provider'];
+  inputNames: readonly string[];
+  outputNames: readonly string[];
+  inputMetadata: readonly ort.InferenceSession.ValueMetadata[];
+}
+
+const port = parentPort!;
+const { model, options } = workerData as { model: string | Uint8Array; options: SessionOptions };
+
+try {
+  const { session, provider } = await createSession(model, { ...options, isolation: 'main' });
+  port.on('message', async (request: WorkerRequest) => {
+    try {
+      if (request.op === 'release') {
+        await session.release();
+        port.postMessage({ id: request.id, ok: true });
+        return;
+      }
+      const feeds = Object.fromEntries(
+        Object.entries(request.feeds).map(([name, t]) => [name, new ort.Tensor(t.type, t.data as never, t.dims)]),
+      );
+      const outputs = await session.run(feeds, request.fetches);
+      const wire: Record<string, WireTensor> = {};
+      const transfer: ArrayBuffer[] = [];
+      for (const [name, tensor] of Object.entries(outputs)) {
+        const data = tensor.data as ort.Tensor.DataType;
+        wire[name] = { type: tensor.type, data, dims: tensor.dims };
+        if (typeof data !== 'string' && !Array.isArray(data) && data.buffer instanceof ArrayBuffer) {
+          transfer.push(data.buffer);
+        }
+      }
+      try {
+        port.postMessage({ id: request.id, ok: true, outputs: wire }, transfer);
+      } catch {
+        // Output memory onnxruntime owns cannot always be transferred; a copy always works.
+        port.postMessage({ id: request.id, ok: true, outputs: wire });
+      }
+    } catch (error) {
+      port.postMessage({ id: request.id, ok: false, error: (error as Error).message });
+    }
+  });
+  const ready: WorkerReady = {
+    provider,
+    inputNames: session.inputNames,
+    outputNames: session.outputNames,
+    inputMetadata: session.inputMetadata,
+  };
+  port.postMessage({ id: 0, ok: true, ready });
+} catch (error) {
+  port.postMessage({ id: 0, ok: false, error: (error as Error).message, name: (error as Error).name });
+}
