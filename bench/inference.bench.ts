@@ -12,6 +12,7 @@ import { decodeImage } from '../services/lib/media/image-decode.js';
 import {
   createSession,
   DEFAULT_MODEL_NAMES,
+  loadModels,
   OnnxDetector,
   OnnxImageEmbedder,
   OnnxPoseEstimator,
@@ -59,18 +60,13 @@ interface Timing {
 }
 
 /**
- * Runs the three closures in turn (after a warm-up) until each has had MIN_MS; returns the median ms per iteration
- * of each, so bursts from other processes on a shared machine move the figures less than a mean would.
+ * Runs the closures in turn (after a warm-up) until each has had MIN_MS; returns the median ms per iteration of
+ * each, so bursts from other processes on a shared machine move the figures less than a mean would.
  */
-async function measure(
-  bare: () => Promise<unknown>,
-  decoded: () => Promise<unknown>,
-  e2e: () => Promise<unknown>,
-): Promise<Timing> {
-  const steps = [bare, decoded, e2e];
+async function medians(steps: (() => Promise<unknown>)[]): Promise<number[]> {
   for (let i = 0; i < 2; i++) for (const step of steps) await step();
-  const samples: number[][] = [[], [], []];
-  const totals = [0, 0, 0];
+  const samples: number[][] = steps.map(() => []);
+  const totals = steps.map(() => 0);
   while (samples[0].length < MIN_ITERATIONS || totals.some((t) => t < MIN_MS)) {
     for (let s = 0; s < steps.length; s++) {
       const t = performance.now();
@@ -80,8 +76,15 @@ async function measure(
       totals[s] += ms;
     }
   }
-  const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
-  const [bareMs, decodedMs, e2eMs] = samples.map(median);
+  return samples.map((list) => [...list].sort((x, y) => x - y)[Math.floor(list.length / 2)]);
+}
+
+async function measure(
+  bare: () => Promise<unknown>,
+  decoded: () => Promise<unknown>,
+  e2e: () => Promise<unknown>,
+): Promise<Timing> {
+  const [bareMs, decodedMs, e2eMs] = await medians([bare, decoded, e2e]);
   return { bare: bareMs, decoded: decodedMs, e2e: e2eMs };
 }
 
@@ -225,4 +228,22 @@ export default async function run(): Promise<void> {
     report('text-embedder', batch, 'sentences', timing);
   }
   await textModel.session.release();
+
+  // Cost of hosting sessions in worker threads (inputs copied across, outputs transferred back) against in-process.
+  const configs = { modelsDir, provider: 'cpu' as const, threads: THREADS };
+  const inProcess = await loadModels({ ...configs, isolation: 'main' });
+  const isolated = await loadModels({ ...configs, isolation: 'worker' });
+  await Promise.all([inProcess.warmUp(['imageEmbedder', 'detector']), isolated.warmUp(['imageEmbedder', 'detector'])]);
+  const eight = pick(decoded, 8);
+  const [embedMain, embedWorker, detectMain, detectWorker] = await medians([
+    () => inProcess.imageEmbedder.embed(eight),
+    () => isolated.imageEmbedder.embed(eight),
+    () => inProcess.detector.detect(decoded[0], 0.3),
+    () => isolated.detector.detect(decoded[0], 0.3),
+  ]);
+  console.log(
+    `worker isolation: image-embedder batch 8 ${(embedWorker / embedMain).toFixed(3)}× in-process time, ` +
+      `detector ${(detectWorker / detectMain).toFixed(3)}×`,
+  );
+  await Promise.all([inProcess.release(), isolated.release()]);
 }
