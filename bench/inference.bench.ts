@@ -4,7 +4,6 @@
  * tensor, both measured on the same session, interleaved, in the same run.
  */
 import { readFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
@@ -27,8 +26,9 @@ import {
   type VocabularyEntry,
 } from '../services/lib/inference/use-sentencepiece-tokenizer.js';
 import { ensureDefaultModels } from '../test/support/models.js';
+import { FIXTURE_IMAGES_DIR } from '../test/support/fixtures.js';
 
-const FIXTURES = [path.resolve('test/fixtures/images'), '/work/shared/fixtures/images'].find((dir) => existsSync(dir))!;
+const FIXTURES = FIXTURE_IMAGES_DIR;
 const PHOTOS = [
   'pexels_double_decker_bus.jpg',
   'astronaut.png',

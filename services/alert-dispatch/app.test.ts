@@ -16,6 +16,7 @@ import { logAlertTool } from './tools/log-alert.js';
 import { publishMqttTool } from './tools/publish-mqtt.js';
 import { ToolRegistry } from './tools/registry.js';
 import { triggerWebhookTool } from './tools/trigger-webhook.js';
+import { fixtureImage } from '../../test/support/fixtures.js';
 
 const logger = createLogger({ service: 'test', level: 'error', json: true });
 
@@ -47,7 +48,7 @@ describe('alert dispatch HTTP API', () => {
     hook = await startWebhookReceiver();
     subsFile = path.join(dir, 'subscriptions.yaml');
     await writeFile(subsFile, SUBSCRIPTIONS(hook.url));
-    jpegBase64 = (await readFile('/work/shared/fixtures/images/person_multi_det.jpg')).toString('base64');
+    jpegBase64 = (await readFile(fixtureImage('person_multi_det.jpg'))).toString('base64');
     now = Date.parse('2024-05-01T10:00:00Z');
     events = [];
     const clock = () => now;

@@ -8,6 +8,7 @@ import { startAlertDispatch } from './main.js';
 import { startFakeLlm, type FakeLlm } from './testing/fake-llm.js';
 import { startTestBroker, type TestBroker } from './testing/mqtt-broker.js';
 import { startWebhookReceiver, type WebhookReceiver } from './testing/webhook-receiver.js';
+import { fixtureImage } from '../../test/support/fixtures.js';
 
 const logger = createLogger({ service: 'test', level: 'error', json: true });
 
@@ -114,7 +115,7 @@ describe('startAlertDispatch (embedded service, every part real)', () => {
           { name: 'trigger_webhook', arguments: '{}' },
         ],
       };
-      const png = (await import('node:fs')).readFileSync('/work/shared/fixtures/images/coffee.png').toString('base64');
+      const png = (await import('node:fs')).readFileSync(fixtureImage('coffee.png')).toString('base64');
       const res = await fetch(`${service.url}/api/v1/alerts`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -14,6 +14,7 @@ import { ToolAgent } from './agent.js';
 import { DedupStore } from './dedup.js';
 import { Dispatcher } from './dispatcher.js';
 import type { ActionRequest } from './types.js';
+import { fixtureImage } from '../../../test/support/fixtures.js';
 
 const logger = createLogger({ service: 'test', level: 'error', json: true });
 
@@ -52,7 +53,7 @@ describe('agent mode against an OpenAI-compatible server', () => {
     llm = await startFakeLlm();
     hook = await startWebhookReceiver();
     dir = await mkdtemp(path.join(os.tmpdir(), 'agent-'));
-    jpeg = await readFile('/work/shared/fixtures/images/pexels_double_decker_bus.jpg');
+    jpeg = await readFile(fixtureImage('pexels_double_decker_bus.jpg'));
   });
   afterAll(async () => {
     await llm.close();

@@ -14,9 +14,10 @@ import { captureSnapshotTool } from './capture-snapshot.js';
 import { logAlertTool } from './log-alert.js';
 import { publishMqttTool, renderTopic } from './publish-mqtt.js';
 import { triggerWebhookTool, parseRetryAfter } from './trigger-webhook.js';
+import { fixtureImage } from '../../../test/support/fixtures.js';
 
 const logger = createLogger({ service: 'test', level: 'error', json: true });
-const JPEG = '/work/shared/fixtures/images/person_multi_det.jpg';
+const JPEG = fixtureImage('person_multi_det.jpg');
 
 const request = (over: Partial<ActionRequest> = {}): ActionRequest => ({
   event_id: 'evt-1',
@@ -145,13 +146,11 @@ describe('log_alert', () => {
   it('writes one structured log line with the alert summary', async () => {
     const lines: any[] = [];
     const capture = createLogger({ service: 'test', level: 'info', json: true });
-    capture
-      .clear()
-      .add(
-        new winston.transports.Stream({
-          stream: new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk))), done()) }),
-        }),
-      );
+    capture.clear().add(
+      new winston.transports.Stream({
+        stream: new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk))), done()) }),
+      }),
+    );
     const r = await runTool(logAlertTool(), {
       request: request(),
       args: {},
@@ -226,7 +225,7 @@ describe('capture_snapshot', () => {
   });
 
   it('accepts a base64 data: URI', async () => {
-    const png = await readFile('/work/shared/fixtures/images/chelsea.png');
+    const png = await readFile(fixtureImage('chelsea.png'));
     const tool = captureSnapshotTool({ directory: dir });
     const r = await runTool(tool, {
       request: request({

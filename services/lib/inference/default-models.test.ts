@@ -2,7 +2,6 @@
  * @jest-environment ./services/lib/inference/onnx-test-environment.ts
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { ensureDefaultModels } from '../../../test/support/models.js';
@@ -11,9 +10,10 @@ import { cropDetection } from './crop.js';
 import { cosine } from './l2-normalize.js';
 import { loadModels, type LoadedModels } from './model-registry.js';
 import type { RgbImage } from './roles.js';
+import { FIXTURE_IMAGES_DIR } from '../../../test/support/fixtures.js';
 
 // Test photos live in the repository's test/fixtures when vendored there, else in the shared design folder.
-const FIXTURES = [path.resolve('test/fixtures/images'), '/work/shared/fixtures/images'].find((dir) => existsSync(dir))!;
+const FIXTURES = FIXTURE_IMAGES_DIR;
 const PHOTOS = [
   'pexels_double_decker_bus.jpg',
   'astronaut.png',

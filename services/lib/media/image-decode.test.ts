@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { decodeImage, UndecodableImageError } from './image-decode.js';
+import { FIXTURE_IMAGES_DIR } from '../../../test/support/fixtures.js';
 
 // Test photos live in the repository's test/fixtures when vendored there, else in the shared design folder.
-const FIXTURES = [path.resolve('test/fixtures/images'), '/work/shared/fixtures/images'].find((dir) => existsSync(dir))!;
+const FIXTURES = FIXTURE_IMAGES_DIR;
 
 /** A width×height image whose left half is red and right half blue, so orientation is observable. */
 async function halfRedHalfBlue(width: number, height: number): Promise<Buffer> {

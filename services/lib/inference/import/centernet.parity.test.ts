@@ -8,9 +8,10 @@ import sharp from 'sharp';
 import { ensureDefaultModels } from '../../../../test/support/models.js';
 import { readManifest, type ModelManifest } from '../manifest.js';
 import { loadDefaultReference, maxAbsDiff, runReference } from './tfjs-reference.js';
+import { fixtureImage } from '../../../../test/support/fixtures.js';
 
 const name = 'centernet-mobilenetv3-coco';
-const photo = '/work/shared/fixtures/images/person_multi_det.jpg';
+const photo = fixtureImage('person_multi_det.jpg');
 
 describe('imported CenterNet detector', () => {
   let manifest: ModelManifest;

@@ -8,8 +8,9 @@ import sharp from 'sharp';
 import { ensureDefaultModels } from '../../../../test/support/models.js';
 import { readManifest } from '../manifest.js';
 import { loadDefaultReference, maxAbsDiff, runReference, type tf } from './tfjs-reference.js';
+import { FIXTURE_IMAGES_DIR } from '../../../../test/support/fixtures.js';
 
-const fixtures = '/work/shared/fixtures/images';
+const fixtures = FIXTURE_IMAGES_DIR;
 const name = 'mobilenet-v2-1.4-feature-vector';
 
 async function pixels(file: string, flip: boolean): Promise<Float32Array> {

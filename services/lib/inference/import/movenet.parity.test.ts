@@ -8,9 +8,10 @@ import sharp from 'sharp';
 import { ensureDefaultModels } from '../../../../test/support/models.js';
 import { readManifest, type ModelManifest } from '../manifest.js';
 import { loadDefaultReference, maxAbsDiff, runReference } from './tfjs-reference.js';
+import { fixtureImage } from '../../../../test/support/fixtures.js';
 
 const name = 'movenet-lightning';
-const photo = '/work/shared/fixtures/images/astronaut.png';
+const photo = fixtureImage('astronaut.png');
 
 describe('imported MoveNet Lightning', () => {
   let manifest: ModelManifest;
