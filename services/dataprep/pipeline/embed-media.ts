@@ -70,7 +70,10 @@ export interface EmbedMediaOptions {
   maxFrameSide?: number;
   /** ffmpeg decoder threads (default: ffmpeg's choice). */
   decodeThreads?: number;
-  /** ffmpeg niceness (default 10): decoding runs ahead in the CPU gaps between model calls instead of slowing them. */
+  /**
+   * ffmpeg niceness (default 5): decoding mostly fills the CPU gaps between model calls instead of slowing them, yet
+   * still gets a fair share on a busy machine (at 10 it starved when other processes competed for the cores).
+   */
   decodeNiceness?: number;
   /**
    * Model calls (detector or embedder) allowed to run at once. 1 on CPU: a session already uses all cores, and
@@ -85,7 +88,7 @@ const DEFAULTS = {
   frameQueueDepth: 3,
   maxFrameSide: 1920,
   modelConcurrency: 1,
-  decodeNiceness: 10,
+  decodeNiceness: 5,
 } as const;
 
 /** One image to embed: a whole frame/image or an object crop, with what its metadata needs. */

@@ -6,7 +6,7 @@ import {
   removeTestMediaCache,
   writeTestFile,
 } from '../../../test/support/media.js';
-import { probeVideo, VideoProbeError } from './probe-video.js';
+import { parseProbeOutput, probeVideo, VideoProbeError } from './probe-video.js';
 import { extractFrames, FrameDecodeError, type VideoFrame } from './video-frames.js';
 
 afterAll(removeTestMediaCache);
@@ -39,6 +39,30 @@ describe('probeVideo', () => {
       await expect(probeVideo(file)).rejects.toThrow(VideoProbeError);
     }
     await expect(probeVideo('/nonexistent/video.mp4')).rejects.toThrow(/file not found/);
+  });
+});
+
+describe('parseProbeOutput', () => {
+  it('reports displayed size for rotated video and estimates frames when the container has no count', () => {
+    const json = JSON.stringify({
+      streams: [
+        {
+          codec_name: 'h264',
+          width: 1920,
+          height: 1080,
+          avg_frame_rate: '30000/1001',
+          side_data_list: [{ rotation: -90 }],
+        },
+      ],
+      format: { duration: '10.010000' },
+    });
+    const info = parseProbeOutput('phone.mp4', json);
+    expect(info).toMatchObject({ width: 1080, height: 1920, totalFrames: 300, durationSeconds: 10.01, codec: 'h264' });
+    expect(info.fps).toBeCloseTo(29.97, 2);
+  });
+
+  it('rejects output without a video stream', () => {
+    expect(() => parseProbeOutput('a.mp4', JSON.stringify({ streams: [] }))).toThrow(/no video stream/);
   });
 });
 
