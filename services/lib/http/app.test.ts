@@ -12,7 +12,11 @@ const routes = [
     path: '/items/:id',
     summary: 'Create an item',
     request: {
-      params: Joi.object({ id: Joi.string().pattern(/^[a-z]+$/).required() }),
+      params: Joi.object({
+        id: Joi.string()
+          .pattern(/^[a-z]+$/)
+          .required(),
+      }),
       query: Joi.object({ n: Joi.number().integer().min(1).max(5).default(2) }),
       body: Joi.object({ name: Joi.string().min(1).required() }),
     },
@@ -138,7 +142,9 @@ describe('http kit with the {status,message} style', () => {
   it('exports Prometheus metrics including the request histogram', async () => {
     await fetch(server.url + '/v1/test/teapot');
     const text = await (await fetch(server.url + '/metrics')).text();
-    expect(text).toContain('http_request_duration_seconds_count{service="test",method="GET",route="/v1/test/teapot",status="418"');
+    expect(text).toContain(
+      'http_request_duration_seconds_count{service="test",method="GET",route="/v1/test/teapot",status="418"',
+    );
     expect(text).toContain('process_cpu_user_seconds_total');
   });
 });

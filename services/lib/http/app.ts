@@ -82,7 +82,9 @@ function routeMiddleware(route: RouteSpec, jsonLimit: string): Koa.Middleware[] 
   const req = route.request ?? {};
   const chain: Koa.Middleware[] = [];
   if (req.body) {
-    chain.push(koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit }) as unknown as Koa.Middleware);
+    chain.push(
+      koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit }) as unknown as Koa.Middleware,
+    );
   }
   chain.push(async (ctx, next) => {
     const state = ctx.state as RouteContext['state'];
