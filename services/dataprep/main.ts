@@ -52,11 +52,11 @@ export async function startDataprep(env: NodeJS.ProcessEnv, logger?: Logger): Pr
   const config = loadDataprepConfig(env);
   const log =
     logger ?? createLogger({ service: 'dataprep', level: config.platform.logLevel, json: config.platform.logJson });
-  const { modelsDir, provider, threads } = config.platform;
+  const { modelsDir, provider, threads, isolation } = config.platform;
   // Temp copies are per request; any left here were orphaned by a crash.
   await rm(path.join(config.dataDir, 'tmp'), { recursive: true, force: true });
   await importDefaultModels(modelsDir, { log: (message) => log.info(message) });
-  const models = await loadModels({ modelsDir, provider, threads, ...config.models });
+  const models = await loadModels({ modelsDir, provider, threads, isolation, ...config.models });
   const cleanup: Array<() => Promise<void>> = [() => models.release()];
   try {
     if (config.preloadModels) await models.warmUp(['imageEmbedder', 'textEmbedder', 'detector']);

@@ -10,6 +10,10 @@ export const platformEnvSchema = {
   ARGUS_MODELS_DIR: Joi.string().default('.models').description('Directory of model folders (manifest.json + ONNX)'),
   ARGUS_ORT_PROVIDER: Joi.string().valid('cpu', 'cuda').default('cpu').description('onnxruntime execution provider'),
   ARGUS_ORT_THREADS: Joi.number().integer().min(1).max(256).default(2).description('onnxruntime intra-op threads'),
+  ARGUS_ORT_ISOLATION: Joi.string()
+    .valid('worker', 'main')
+    .default('worker')
+    .description('Where sessions run: a worker thread (keeps HTTP responsive) or the main thread'),
   ARGUS_LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'http', 'debug').default('info'),
   ARGUS_LOG_FORMAT: Joi.string().valid('auto', 'json', 'text').default('auto'),
 };
@@ -20,6 +24,7 @@ export interface PlatformConfig {
   modelsDir: string;
   provider: 'cpu' | 'cuda';
   threads: number;
+  isolation: 'worker' | 'main';
   logLevel: string;
   logJson?: boolean;
 }
@@ -31,6 +36,7 @@ export function toPlatformConfig(env: Record<string, any>): PlatformConfig {
     modelsDir: path.resolve(env.ARGUS_MODELS_DIR),
     provider: env.ARGUS_ORT_PROVIDER,
     threads: env.ARGUS_ORT_THREADS,
+    isolation: env.ARGUS_ORT_ISOLATION,
     logLevel: env.ARGUS_LOG_LEVEL,
     logJson: env.ARGUS_LOG_FORMAT === 'auto' ? undefined : env.ARGUS_LOG_FORMAT === 'json',
   };
