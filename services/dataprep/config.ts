@@ -1,5 +1,6 @@
 import path from 'node:path';
 import Joi from 'joi';
+import type { ObjectStoreConfig } from '../lib/storage/index.js';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig } from '../lib/config/index.js';
 import { isValidBucketName } from '../lib/storage/index.js';
@@ -59,19 +60,7 @@ export const dataprepEnvSchema = Joi.object({
   .with('MM_DATAPREP_INGEST_DATA_ROOT_HOST', ['MM_DATAPREP_INGEST_DATA_ROOT']);
 
 /** Where media is stored. */
-export type DataprepStorageConfig =
-  | { backend: 'local'; root: string }
-  | {
-      backend: 's3';
-      endpoint?: string;
-      region: string;
-      accessKeyId?: string;
-      secretAccessKey?: string;
-      sessionToken?: string;
-      forcePathStyle: boolean;
-      checksumWhenRequired: boolean;
-      bucketPrefix?: string;
-    };
+export type DataprepStorageConfig = ObjectStoreConfig;
 
 /** Where embeddings are stored; summaries use a second table/collection named in `textTable`. */
 export type DataprepVectorConfig =

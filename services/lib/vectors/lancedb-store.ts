@@ -12,6 +12,7 @@ import {
   scalarFieldName,
 } from './metadata-fields.js';
 import {
+  unavailableOnError,
   VectorStoreUnavailableError,
   type MetadataValue,
   type VectorFilter,
@@ -211,13 +212,4 @@ function toRow(record: VectorRecord): Record<string, unknown> {
     if (isScalar(value)) row[scalarFieldName(key)] = JSON.stringify(value);
   }
   return row;
-}
-
-async function unavailableOnError<T>(what: string, action: () => Promise<T>): Promise<T> {
-  try {
-    return await action();
-  } catch (err) {
-    if (err instanceof VectorStoreUnavailableError) throw err;
-    throw new VectorStoreUnavailableError(`${what} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
-  }
 }

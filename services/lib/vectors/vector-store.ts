@@ -33,6 +33,16 @@ export class VectorStoreUnavailableError extends Error {
   }
 }
 
+/** Runs a backend call, turning any failure into VectorStoreUnavailableError (kept as is when it already is one). */
+export async function unavailableOnError<T>(what: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (err) {
+    if (err instanceof VectorStoreUnavailableError) throw err;
+    throw new VectorStoreUnavailableError(`${what} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  }
+}
+
 /** Port for the vector database. One store holds one collection of fixed dimension. */
 export interface VectorStore {
   /** Backend name reported by health: `lancedb` or `weaviate`. */

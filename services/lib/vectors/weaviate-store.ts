@@ -19,6 +19,7 @@ import {
   type WeaviatePropertyDefinition,
 } from './weaviate-mapping.js';
 import {
+  unavailableOnError,
   VectorStoreUnavailableError,
   type VectorFilter,
   type VectorHit,
@@ -257,13 +258,4 @@ export async function connectWeaviate(options: WeaviateConnectionOptions): Promi
     }),
   );
   return client as unknown as WeaviateClientApi;
-}
-
-async function unavailableOnError<T>(what: string, action: () => Promise<T>): Promise<T> {
-  try {
-    return await action();
-  } catch (err) {
-    if (err instanceof VectorStoreUnavailableError) throw err;
-    throw new VectorStoreUnavailableError(`${what} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
-  }
 }
