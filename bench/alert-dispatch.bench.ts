@@ -453,7 +453,6 @@ export default async function run(): Promise<void> {
   }
 }
 
-/** Interleaved rounds (bare, execute, execute, bare, …) so that drifting machine load hits both sides alike. */
 /**
  * Interleaved rounds (the order rotates each round) so that drifting machine load hits every endpoint alike. The kit
  * route (createHttpApp with a joi-validated body, same logger) separates the platform kit's share from dispatch's.

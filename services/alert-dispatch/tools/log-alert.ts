@@ -11,6 +11,8 @@ export function logAlertTool(): DispatchTool {
     enabled: () => true,
     runnable: () => true,
     async run({ request, snapshotPath, logger }) {
+      // winston builds the whole line even when `info` is filtered out: skip that work on the dispatch path.
+      if (!logger.isLevelEnabled('info')) return { logged: false };
       logger.info('alert', { tool: 'log_alert', ...alertSummary(request, snapshotPath) });
       return { logged: true };
     },
