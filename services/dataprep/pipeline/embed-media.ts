@@ -1,5 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import { cropDetection } from '../../lib/inference/crop.js';
-import type { Detector, ImageEmbedder, RgbImage } from '../../lib/inference/roles.js';
+import type { Detection, Detector, ImageEmbedder, RgbImage, RunGate } from '../../lib/inference/roles.js';
 import type { FfmpegPaths } from '../../lib/media/ffmpeg-paths.js';
 import { decodeImage } from '../../lib/media/image-decode.js';
 import { probeVideo } from '../../lib/media/probe-video.js';
@@ -76,8 +77,9 @@ export interface EmbedMediaOptions {
    */
   decodeNiceness?: number;
   /**
-   * Model calls (detector or embedder) allowed to run at once. 1 on CPU: a session already uses all cores, and
-   * concurrent sessions measured ~2× slower each. Raise it for a GPU or when sessions are given fewer threads.
+   * Model runs (detector or embedder) allowed at once. 1 on CPU: a session already uses all cores, and concurrent
+   * sessions measured ~2× slower each. Raise it for a GPU or when sessions are given fewer threads. Only the runs are
+   * limited: preprocessing the next input overlaps with the current run when sessions live on worker threads.
    */
   modelConcurrency?: number;
 }
@@ -120,6 +122,18 @@ export async function embedMedia(
   request.signal?.throwIfAborted();
   const clock = new PipelineClock();
   const models = new Semaphore(options.modelConcurrency ?? DEFAULTS.modelConcurrency);
+  // The model slot is taken for the session run alone; the time a call waits for it is not that stage's busy time.
+  const gateFor =
+    (stage: 'detect' | 'embed'): RunGate =>
+    (run) => {
+      const queued = performance.now();
+      return models.run(() => {
+        clock.excludeWait(stage, (performance.now() - queued) / 1000);
+        return clock.timeModelRun(run);
+      });
+    };
+  const detectGate = gateFor('detect');
+  const embedGate = gateFor('embed');
   const isVideo = request.kind === 'video';
   const frameInterval = isVideo ? Math.floor(request.frameInterval) : 1;
   if (!(frameInterval >= 1))
@@ -151,9 +165,12 @@ export async function embedMedia(
   request.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
   const frames = new BoundedQueue<VideoFrame>(options.frameQueueDepth ?? DEFAULTS.frameQueueDepth);
+  // Detection runs ahead of cropping: the next frame's preprocessing (a 512 px resample on this thread) overlaps with
+  // the current model run instead of leaving the model idle. The run itself still waits for the gate.
+  const detections = new BoundedQueue<{ frame: VideoFrame; found: Promise<Detection[]> }>(1);
   const items = new BoundedQueue<EmbedItem>(embedBatchSize);
   const records = new BoundedQueue<VectorRecord[]>(Math.max(2, Math.ceil((writeBatchSize * 2) / embedBatchSize)));
-  const queues = [frames, items, records];
+  const queues = [frames, detections, items, records];
   let failure: { error: unknown } | undefined;
   const failAll = (error: unknown) => {
     failure ??= { error };
@@ -208,22 +225,32 @@ export async function embedMedia(
     }
   };
 
-  const detect = async () => {
+  const submit = async () => {
     for (let frame = await frames.take(); frame; frame = await frames.take()) {
       stop.signal.throwIfAborted();
+      const image = frame.image;
+      const found = request.detection.enabled
+        ? clock.time('detect', () => deps.detector.detect(image, request.detection.confidence, { gate: detectGate }))
+        : Promise.resolve([]);
+      // Awaited in order by `detect`; this only keeps a failure before then from counting as unhandled.
+      found.catch(() => undefined);
+      await detections.push({ frame, found });
+    }
+  };
+
+  const detect = async () => {
+    for (let next = await detections.take(); next; next = await detections.take()) {
+      stop.signal.throwIfAborted();
+      const { frame } = next;
       const subject = {
         kind: isVideo ? 'frame' : 'image',
         frameId: frame.frameId,
         timestampSeconds: frame.timestampSeconds,
       } as const;
       await items.push({ image: frame.image, subject });
-      if (!request.detection.enabled) continue;
       const image = frame.image;
-      const detections = await models.run(() =>
-        clock.time('detect', () => deps.detector.detect(image, request.detection.confidence)),
-      );
       let cropId = 0;
-      for (const detection of detections) {
+      for (const detection of await next.found) {
         // The detector filters by minScore already; the check keeps the contract if an adapter does not.
         if (detection.score < request.detection.confidence) continue;
         cropsDetected++;
@@ -253,8 +280,11 @@ export async function embedMedia(
       }
       if (batch.length === 0) return;
       const started = clock.elapsed();
-      const vectors = await models.run(() =>
-        clock.time('embed', () => deps.imageEmbedder.embed(batch.map((item) => item.image))),
+      const vectors = await clock.time('embed', () =>
+        deps.imageEmbedder.embed(
+          batch.map((item) => item.image),
+          { gate: embedGate },
+        ),
       );
       if (vectors.length !== batch.length)
         throw new Error(`embedder returned ${vectors.length} vectors for ${batch.length} images`);
@@ -297,7 +327,13 @@ export async function embedMedia(
     await flush();
   };
 
-  await Promise.all([stage(decode, frames), stage(detect, items), stage(embed, records), stage(write)]);
+  await Promise.all([
+    stage(decode, frames),
+    stage(submit, detections),
+    stage(detect, items),
+    stage(embed, records),
+    stage(write),
+  ]);
   request.signal?.removeEventListener('abort', onCallerAbort);
 
   if (failure) {

@@ -16,7 +16,8 @@ export interface EmbedBatchStats {
 /**
  * Seconds each stage was busy (telemetry `stage_duration`). Stages overlap, so they may add up to more than wall_s.
  * decode_s: waiting for the next decoded frame (ffmpeg + pipe) or decoding the image; detect_s: detector calls;
- * embed_s: embedder calls (preprocessing included); write_s: vector-store inserts; wall_s: probe to last insert.
+ * embed_s: embedder calls; write_s: vector-store inserts; wall_s: probe to last insert. Model calls count their
+ * preprocessing and decoding but not the time spent waiting for another model's run to finish.
  */
 export interface StageDurations {
   decode_s: number;
@@ -50,6 +51,10 @@ export interface PipelineStats {
   peak_queue: { frames: number; items: number; records: number };
   /** detect_s + embed_s: time in model calls. */
   model_s: number;
+  /** Seconds a model run held the model slot (the session run itself, hand-off to its worker thread included). */
+  model_run_s: number;
+  /** wall_s − model_run_s: time no model ran, what the pipeline loses against the models' own limit. */
+  model_idle_s: number;
   /** Sum of stage busy times / wall time: above 1 means stages really overlapped. */
   overlap: number;
 }
@@ -77,6 +82,7 @@ const rate = (count: number, seconds: number) => (seconds > 0 ? round3(count / s
 export class PipelineClock {
   private readonly start = performance.now();
   private readonly busy: Record<Stage, number> = { decode: 0, detect: 0, embed: 0, write: 0 };
+  private modelRun = 0;
   private readonly counters = new Map<string, number>();
 
   /** Seconds since the run started. */
@@ -91,6 +97,21 @@ export class PipelineClock {
       return await work();
     } finally {
       this.busy[stage] += (performance.now() - began) / 1000;
+    }
+  }
+
+  /** Takes `seconds` spent waiting (for the model slot) off `stage`'s busy time, which `time` counted in. */
+  excludeWait(stage: Stage, seconds: number): void {
+    this.busy[stage] -= seconds;
+  }
+
+  /** Runs one model run, adding its duration to the time the model slot was held. */
+  async timeModelRun<T>(run: () => Promise<T>): Promise<T> {
+    const began = performance.now();
+    try {
+      return await run();
+    } finally {
+      this.modelRun += (performance.now() - began) / 1000;
     }
   }
 
@@ -144,6 +165,8 @@ export class PipelineClock {
         write_batches: this.counters.get('writes') ?? 0,
         peak_queue: run.peakQueue,
         model_s: round3(detect + embed),
+        model_run_s: round3(this.modelRun),
+        model_idle_s: round3(Math.max(0, wall - this.modelRun)),
         overlap: wall > 0 ? round3((decode + detect + embed + write) / wall) : 0,
       },
       batches: run.batches,

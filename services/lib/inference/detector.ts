@@ -1,5 +1,5 @@
 import type { ImageInputSpec } from './manifest.js';
-import type { Detection, Detector, ModelInfo, RgbImage } from './roles.js';
+import type { Detection, Detector, ModelCallOptions, ModelInfo, RgbImage } from './roles.js';
 import { InputBufferPool } from './image-tensor.js';
 import { runImageModel } from './image-run.js';
 import { decodeXyxyScoreClass, decodeYolov8 } from './detection-decode.js';
@@ -30,13 +30,14 @@ export class OnnxDetector implements Detector {
   }
 
   /** Detects objects; boxes are in source pixels, clamped to the image, NMS'd per class, best first. */
-  async detect(image: RgbImage, minScore: number): Promise<Detection[]> {
+  async detect(image: RgbImage, minScore: number, options: ModelCallOptions = {}): Promise<Detection[]> {
     const { output: result, placements } = await runImageModel(
       this.model,
       this.spec,
       this.inputs,
       [image],
       this.output,
+      options.gate,
     );
     const placement = placements[0];
     const ctx = { placement, sourceWidth: image.width, sourceHeight: image.height, labels: this.labels, minScore };

@@ -1,5 +1,5 @@
 import type { ImageInputSpec } from './manifest.js';
-import type { ImageEmbedder, ModelInfo, RgbImage } from './roles.js';
+import type { ImageEmbedder, ModelCallOptions, ModelInfo, RgbImage } from './roles.js';
 import { InputBufferPool } from './image-tensor.js';
 import { runImageModel } from './image-run.js';
 import { l2Normalize } from './l2-normalize.js';
@@ -26,16 +26,23 @@ export class OnnxImageEmbedder implements ImageEmbedder {
   }
 
   /** Embeds images in batches of the manifest's `maxBatch`; vectors are L2-normalised, in input order. */
-  async embed(images: RgbImage[]): Promise<Float32Array[]> {
+  async embed(images: RgbImage[], options: ModelCallOptions = {}): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
     for (let start = 0; start < images.length; start += this.spec.maxBatch) {
-      vectors.push(...(await this.embedBatch(images.slice(start, start + this.spec.maxBatch))));
+      vectors.push(...(await this.embedBatch(images.slice(start, start + this.spec.maxBatch), options)));
     }
     return vectors;
   }
 
-  private async embedBatch(images: RgbImage[]): Promise<Float32Array[]> {
-    const { output: result } = await runImageModel(this.model, this.spec, this.inputs, images, this.output);
+  private async embedBatch(images: RgbImage[], options: ModelCallOptions): Promise<Float32Array[]> {
+    const { output: result } = await runImageModel(
+      this.model,
+      this.spec,
+      this.inputs,
+      images,
+      this.output,
+      options.gate,
+    );
     const data = result.data as Float32Array;
     const perImage = data.length / images.length;
     if (perImage !== this.dimension) {

@@ -1,6 +1,6 @@
 import * as ort from 'onnxruntime-node';
 import type { ImageInputSpec } from './manifest.js';
-import type { RgbImage } from './roles.js';
+import type { RgbImage, RunGate } from './roles.js';
 import { prepareImage, type InputBufferPool, type InputPlacement } from './image-tensor.js';
 import type { LoadedModel } from './loaded-model.js';
 
@@ -10,20 +10,25 @@ export interface ImageRunResult {
   placements: InputPlacement[];
 }
 
-/** Preprocesses `images` into one pooled batch input, runs the session and returns the named output. */
+/**
+ * Preprocesses `images` into one pooled batch input, runs the session (through `gate` when given: only the run, not
+ * the preprocessing) and returns the named output.
+ */
 export async function runImageModel(
   model: LoadedModel,
   spec: ImageInputSpec,
   pool: InputBufferPool,
   images: RgbImage[],
   outputName: string,
+  gate?: RunGate,
 ): Promise<ImageRunResult> {
   const input = pool.acquire(images.length);
   try {
     const placements = await Promise.all(images.map((image, i) => prepareImage(image, spec, input, i)));
     const n = images.length;
     const dims = spec.layout === 'NHWC' ? [n, spec.height, spec.width, 3] : [n, 3, spec.height, spec.width];
-    const outputs = await model.session.run({ [spec.name]: new ort.Tensor(spec.dtype, input, dims) }, [outputName]);
+    const run = () => model.session.run({ [spec.name]: new ort.Tensor(spec.dtype, input, dims) }, [outputName]);
+    const outputs = await (gate ? gate(run) : run());
     return { output: outputs[outputName], placements };
   } finally {
     pool.release(input);

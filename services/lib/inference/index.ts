@@ -5,9 +5,11 @@ export type {
   ExecutionProvider,
   ImageEmbedder,
   Keypoint,
+  ModelCallOptions,
   ModelInfo,
   PoseEstimator,
   RgbImage,
+  RunGate,
   TextEmbedder,
 } from './roles.js';
 export { manifestSchema, readManifest } from './manifest.js';

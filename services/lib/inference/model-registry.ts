@@ -7,6 +7,7 @@ import type {
   ExecutionProvider,
   ImageEmbedder,
   Keypoint,
+  ModelCallOptions,
   ModelInfo,
   PoseEstimator,
   RgbImage,
@@ -191,7 +192,7 @@ export async function loadModels(config: ModelsConfig): Promise<LoadedModels> {
         return image.info;
       },
       dimension: image.manifest.dimension ?? 0,
-      embed: async (images: RgbImage[]) => (await image.get()).embed(images),
+      embed: async (images: RgbImage[], options?: ModelCallOptions) => (await image.get()).embed(images, options),
     },
     textEmbedder: {
       get info() {
@@ -204,8 +205,8 @@ export async function loadModels(config: ModelsConfig): Promise<LoadedModels> {
       get info() {
         return detect.info;
       },
-      detect: async (img: RgbImage, minScore: number): Promise<Detection[]> =>
-        (await detect.get()).detect(img, minScore),
+      detect: async (img: RgbImage, minScore: number, options?: ModelCallOptions): Promise<Detection[]> =>
+        (await detect.get()).detect(img, minScore, options),
     },
     poseEstimator: {
       get info() {

@@ -14,11 +14,26 @@ export interface ModelInfo {
   device: ExecutionProvider;
 }
 
+/**
+ * Runs one model run (the session call alone) when the caller allows it, e.g. through a semaphore shared by several
+ * models; resolves with the run's result.
+ */
+export type RunGate = <T>(run: () => Promise<T>) => Promise<T>;
+
+/** Per-call options of the image roles. */
+export interface ModelCallOptions {
+  /**
+   * Wraps only the model run, not the preprocessing before it or the decoding after it, so a caller that allows one
+   * model run at a time can still prepare the next input on its own thread while another model runs.
+   */
+  gate?: RunGate;
+}
+
 /** Embeds images into L2-normalised vectors. */
 export interface ImageEmbedder {
   readonly info: ModelInfo;
   readonly dimension: number;
-  embed(images: RgbImage[]): Promise<Float32Array[]>;
+  embed(images: RgbImage[], options?: ModelCallOptions): Promise<Float32Array[]>;
 }
 
 /** Embeds text into L2-normalised vectors. */
@@ -39,7 +54,7 @@ export interface Detection {
 /** COCO object detector with per-class NMS. */
 export interface Detector {
   readonly info: ModelInfo;
-  detect(image: RgbImage, minScore: number): Promise<Detection[]>;
+  detect(image: RgbImage, minScore: number, options?: ModelCallOptions): Promise<Detection[]>;
 }
 
 /** One COCO keypoint in source-image pixels. */
