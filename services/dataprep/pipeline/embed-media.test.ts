@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadModels, type LoadedModels } from '../../lib/inference/index.js';
+import { loadModels, type LoadedModels, type ModelCallOptions } from '../../lib/inference/index.js';
 import { VideoProbeError } from '../../lib/media/probe-video.js';
 import { LanceDbVectorStore } from '../../lib/vectors/lancedb-store.js';
 import type { VectorHit, VectorRecord, VectorStore } from '../../lib/vectors/vector-store.js';
@@ -176,6 +176,59 @@ describe('embedMedia', () => {
       expect(result.stages[key]).toBeGreaterThan(0);
     }
     expect(result.throughput.frames_per_s).toBeGreaterThan(0);
+  });
+
+  it('with worker-hosted sessions, runs one model at a time and prepares the next input meanwhile', async () => {
+    const workerModels = await loadModels({
+      modelsDir: await ensureDefaultModels(),
+      provider: 'cpu',
+      threads: 1,
+      isolation: 'worker',
+    });
+    try {
+      let running = 0;
+      let mostRunning = 0;
+      let callsStartedDuringARun = 0;
+      // Wraps the pipeline's gate to watch the runs it admits, and notes each call begun while a run is in progress.
+      const watch = (options?: ModelCallOptions): ModelCallOptions => {
+        if (running > 0) callsStartedDuringARun++;
+        const gate = options?.gate;
+        if (!gate) throw new Error('the pipeline passed no gate');
+        return {
+          gate: (run) =>
+            gate(async () => {
+              mostRunning = Math.max(mostRunning, ++running);
+              try {
+                return await run();
+              } finally {
+                running--;
+              }
+            }),
+        };
+      };
+      const watched: EmbedMediaDeps = {
+        ...deps(),
+        detector: {
+          info: workerModels.detector.info,
+          detect: (image, minScore, options) => workerModels.detector.detect(image, minScore, watch(options)),
+        },
+        imageEmbedder: {
+          info: workerModels.imageEmbedder.info,
+          dimension: workerModels.imageEmbedder.dimension,
+          embed: (images, options) => workerModels.imageEmbedder.embed(images, watch(options)),
+        },
+      };
+      const result = await embedMedia(watched, request({ videoId: 'overlap', frameInterval: 2 }));
+      expect(result.framesExtracted).toBe(10);
+      expect(result.embeddingsStored).toBe(10 + result.cropsDetected);
+      expect(await storedRecords('overlap')).toHaveLength(result.embeddingsStored);
+      expect(mostRunning).toBe(1);
+      expect(callsStartedDuringARun).toBeGreaterThan(0);
+      expect(result.pipelineStats.model_run_s).toBeGreaterThan(0);
+      expect(result.pipelineStats.model_run_s).toBeLessThanOrEqual(result.stages.wall_s);
+    } finally {
+      await workerModels.release();
+    }
   });
 
   it('decodes large frames downscaled but reports crop boxes in source pixels', async () => {

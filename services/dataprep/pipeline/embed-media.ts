@@ -129,6 +129,8 @@ export async function embedMedia(
       const queued = performance.now();
       return models.run(() => {
         clock.excludeWait(stage, (performance.now() - queued) / 1000);
+        // A call started ahead (detection runs one frame ahead) must not run a model once the pipeline has stopped.
+        stop.signal.throwIfAborted();
         return clock.timeModelRun(run);
       });
     };

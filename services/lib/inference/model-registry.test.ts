@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import onnxProto from 'onnx-proto';
 import { loadModels, ModelRoleMismatchError, resolveModelDir, type LoadedModels } from './model-registry.js';
+import type { RunGate } from './roles.js';
 import { createSession, ExecutionProviderUnavailableError } from './session.js';
 
 const { onnx } = onnxProto;
@@ -212,6 +213,42 @@ describe('loadModels', () => {
       } finally {
         await workerModels.release();
       }
+    });
+
+    it("passes each session run, and only the run, through the caller's gate", async () => {
+      const image = (r: number) => ({ width: 4, height: 4, data: new Uint8Array(48).map((_, i) => [r, 1, 0][i % 3]) });
+      const admitted: Array<() => void> = [];
+      let gated = 0;
+      let ran = 0;
+      const gate: RunGate = async (run) => {
+        gated++;
+        await new Promise<void>((resolve) => admitted.push(resolve));
+        ran++;
+        return run();
+      };
+      // Three images with maxBatch 2: two runs, each held at the gate until admitted.
+      const pending = models.imageEmbedder.embed([image(10), image(20), image(30)], { gate });
+      const settled = pending.then(() => true);
+      const until = async (condition: () => boolean) => {
+        for (let turn = 0; !condition(); turn++) {
+          if (turn > 1000) throw new Error('the gate was not reached');
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      };
+      await until(() => gated === 1);
+      expect(ran).toBe(0);
+      admitted.shift()!();
+      await until(() => gated === 2);
+      expect(ran).toBe(1);
+      expect(await Promise.race([settled, new Promise((resolve) => setImmediate(() => resolve(false)))])).toBe(false);
+      admitted.shift()!();
+      const vectors = await pending;
+      expect(vectors).toHaveLength(3);
+      expect(Array.from(vectors[2])).toEqual(Array.from((await models.imageEmbedder.embed([image(30)]))[0]));
+      // Preprocessing happens before the gate: an image it rejects never reaches it.
+      const broken = { width: 4, height: 4, data: new Uint8Array(5) };
+      await expect(models.imageEmbedder.embed([broken], { gate })).rejects.toThrow(RangeError);
+      expect(gated).toBe(2);
     });
 
     it('feeds a CLIP-style text tower padded int64 input_ids', async () => {
