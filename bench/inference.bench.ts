@@ -26,18 +26,10 @@ import {
   type VocabularyEntry,
 } from '../services/lib/inference/use-sentencepiece-tokenizer.js';
 import { ensureDefaultModels } from '../test/support/models.js';
-import { FIXTURE_IMAGES_DIR } from '../test/support/fixtures.js';
+import { FIXTURE_IMAGES_DIR, FIXTURE_PHOTOS } from '../test/support/fixtures.js';
 
 const FIXTURES = FIXTURE_IMAGES_DIR;
-const PHOTOS = [
-  'pexels_double_decker_bus.jpg',
-  'astronaut.png',
-  'chelsea.png',
-  'coffee.png',
-  'motorcycle_left.png',
-  'person_multi_det.jpg',
-  'rocket.jpg',
-];
+const PHOTOS = FIXTURE_PHOTOS;
 const SENTENCES = [
   'a double decker bus on the street',
   'an astronaut in a white space suit holding a helmet',

@@ -6,3 +6,14 @@ export const FIXTURE_IMAGES_DIR = path.resolve(path.dirname(fileURLToPath(import
 
 /** Absolute path of one fixture photo, e.g. `fixtureImage('astronaut.png')`. */
 export const fixtureImage = (name: string): string => path.join(FIXTURE_IMAGES_DIR, name);
+
+/** Every fixture photo, in a stable order. */
+export const FIXTURE_PHOTOS = [
+  'pexels_double_decker_bus.jpg',
+  'astronaut.png',
+  'chelsea.png',
+  'coffee.png',
+  'motorcycle_left.png',
+  'person_multi_det.jpg',
+  'rocket.jpg',
+];

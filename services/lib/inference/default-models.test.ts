@@ -10,19 +10,10 @@ import { cropDetection } from './crop.js';
 import { cosine } from './l2-normalize.js';
 import { loadModels, type LoadedModels } from './model-registry.js';
 import type { RgbImage } from './roles.js';
-import { FIXTURE_IMAGES_DIR } from '../../../test/support/fixtures.js';
+import { FIXTURE_IMAGES_DIR, FIXTURE_PHOTOS } from '../../../test/support/fixtures.js';
 
-// Test photos live in the repository's test/fixtures when vendored there, else in the shared design folder.
 const FIXTURES = FIXTURE_IMAGES_DIR;
-const PHOTOS = [
-  'pexels_double_decker_bus.jpg',
-  'astronaut.png',
-  'chelsea.png',
-  'coffee.png',
-  'motorcycle_left.png',
-  'person_multi_det.jpg',
-  'rocket.jpg',
-];
+const PHOTOS = FIXTURE_PHOTOS;
 
 function norm(vector: Float32Array): number {
   return Math.sqrt(vector.reduce((sum, v) => sum + v * v, 0));
