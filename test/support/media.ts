@@ -6,15 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundledFfmpegPaths } from '../../services/lib/media/ffmpeg-paths.js';
 
-/** Directory of the real test photos: vendored test/fixtures/images when present, else the shared fixtures. */
-export const FIXTURE_IMAGES_DIR = [path.resolve('test/fixtures/images'), '/work/shared/fixtures/images'].find((dir) =>
-  existsSync(dir),
-)!;
-
-/** Absolute path of a test photo, e.g. `fixtureImage('pexels_double_decker_bus.jpg')`. */
-export function fixtureImage(name: string): string {
-  return path.join(FIXTURE_IMAGES_DIR, name);
-}
+export { FIXTURE_IMAGES_DIR, fixtureImage } from './fixtures.js';
 
 /** How makeTestVideo renders its content. */
 export interface TestVideoOptions {
