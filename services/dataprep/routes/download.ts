@@ -57,7 +57,8 @@ export function downloadMediaRoute(services: DataprepServices): RouteSpec {
       }
       const body = await services.objectStore.get(bucket, media.key, range);
       ctx.set('Accept-Ranges', 'bytes');
-      if (download) ctx.set('Content-Disposition', `attachment; filename="${media.filename}"`);
+      // Koa's attachment() encodes any filename safely (RFC 6266 / 5987).
+      if (download) ctx.attachment(media.filename);
       ctx.type = media.contentType;
       if (range) {
         ctx.status = 206;
