@@ -19,12 +19,25 @@ export function createHttpMetrics(service: string): HttpMetrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
+  // One pre-bound child per method/route/status: startTimer() allocates closures and merges label objects on
+  // every request. The key space is bounded (known methods, registered routes, HTTP statuses).
+  const children = new Map<string, { observe(value: number): void }>();
+  const childFor = (method: string, route: string, status: number) => {
+    const key = `${method} ${status} ${route}`;
+    let child = children.get(key);
+    if (!child) {
+      child = duration.labels(method, route, String(status));
+      children.set(key, child);
+    }
+    return child;
+  };
   const middleware: Koa.Middleware = async (ctx, next) => {
-    const end = duration.startTimer();
+    const started = performance.now();
     try {
       await next();
     } finally {
-      end({ method: ctx.method, route: (ctx as any)._matchedRoute ?? 'unmatched', status: String(ctx.status) });
+      const seconds = (performance.now() - started) / 1000;
+      childFor(ctx.method, (ctx as any)._matchedRoute ?? 'unmatched', ctx.status).observe(seconds);
     }
   };
   return { registry, middleware };

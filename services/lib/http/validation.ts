@@ -9,9 +9,23 @@ export class RequestValidationError extends HttpError {
   }
 }
 
+const EDGE_PREFS: Joi.ValidationOptions = { abortEarly: false, convert: true, errors: { wrap: { label: false } } };
+
+/** Each schema with the edge preferences bound once: options passed to validate() are re-merged on every call. */
+const prepared = new WeakMap<Joi.Schema, Joi.Schema>();
+
+function withEdgePrefs(schema: Joi.Schema): Joi.Schema {
+  let bound = prepared.get(schema);
+  if (!bound) {
+    bound = schema.prefs(EDGE_PREFS);
+    prepared.set(schema, bound);
+  }
+  return bound;
+}
+
 /** Validates one request part and returns the converted value (defaults applied), collecting every issue. */
 export function validatePart(part: 'path' | 'query' | 'body', schema: Joi.Schema, value: unknown): any {
-  const result = schema.validate(value, { abortEarly: false, convert: true, errors: { wrap: { label: false } } });
+  const result = withEdgePrefs(schema).validate(value);
   if (!result.error) return result.value;
   throw new RequestValidationError(
     result.error.details.map((d) => ({ loc: [part, ...d.path.map(String)], msg: d.message, type: d.type })),
