@@ -6,5 +6,6 @@ export const systemClock: Clock = () => Date.now();
 
 /** ISO-8601 with an explicit `+00:00` offset (the contract asks for an offset, not `Z`). */
 export function isoWithOffset(ms: number): string {
-  return new Date(ms).toISOString().replace(/Z$/, '+00:00');
+  // toISOString() always ends in `Z`; slicing is cheaper than a regex on the dispatch path.
+  return `${new Date(ms).toISOString().slice(0, -1)}+00:00`;
 }

@@ -36,25 +36,63 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 
 class AttemptTimeout extends Error {}
 
-/** Runs one attempt, rejecting at the time-out even when the tool ignores its signal. */
-async function attempt(run: (signal: AbortSignal) => Promise<ToolOutput>, timeoutMs: number, outer?: AbortSignal) {
-  const controller = new AbortController();
-  const onOuterAbort = () => controller.abort(outer?.reason);
-  outer?.addEventListener('abort', onOuterAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const err = new AttemptTimeout(`timed out after ${timeoutMs} ms`);
-      controller.abort(err);
-      reject(err);
+/**
+ * Runs one attempt, rejecting at the time-out even when the tool ignores its signal. The attempt's AbortSignal is
+ * created only when the tool reads it (most local tools never do); one read after a time-out or a shutdown gets an
+ * already aborted signal, so every tool still sees the same abort semantics and every attempt has its timer.
+ */
+function attempt(
+  run: (signal: () => AbortSignal) => Promise<ToolOutput>,
+  timeoutMs: number,
+  outer?: AbortSignal,
+): Promise<ToolOutput> {
+  let controller: AbortController | undefined;
+  let timedOut: AttemptTimeout | undefined;
+  const onOuterAbort = () => controller?.abort(outer?.reason);
+  const signal = () => {
+    if (!controller) {
+      controller = new AbortController();
+      if (timedOut) controller.abort(timedOut);
+      else if (outer?.aborted) controller.abort(outer.reason);
+      else outer?.addEventListener('abort', onOuterAbort, { once: true });
+    }
+    return controller.signal;
+  };
+  return new Promise<ToolOutput>((resolve, reject) => {
+    let settled = false;
+    const settle = () => {
+      settled = true;
+      clearTimeout(timer);
+      if (controller) outer?.removeEventListener('abort', onOuterAbort);
+    };
+    const timer = setTimeout(() => {
+      if (settled) return;
+      timedOut = new AttemptTimeout(`timed out after ${timeoutMs} ms`);
+      controller?.abort(timedOut);
+      settle();
+      reject(timedOut);
     }, timeoutMs);
+    let running: Promise<ToolOutput>;
+    try {
+      running = run(signal);
+    } catch (err) {
+      settle();
+      reject(err);
+      return;
+    }
+    Promise.resolve(running).then(
+      (output) => {
+        if (settled) return;
+        settle();
+        resolve(output);
+      },
+      (err) => {
+        if (settled) return;
+        settle();
+        reject(err);
+      },
+    );
   });
-  try {
-    return await Promise.race([run(controller.signal), timedOut]);
-  } finally {
-    clearTimeout(timer);
-    outer?.removeEventListener('abort', onOuterAbort);
-  }
 }
 
 /** Input of runTool besides the tool itself. */
@@ -83,7 +121,15 @@ export async function runTool(tool: DispatchTool, input: RunToolInput): Promise<
     try {
       const output = await attempt(
         (signal) =>
-          tool.run({ request: input.request, args: input.args, snapshotPath: input.snapshotPath, signal, logger }),
+          tool.run({
+            request: input.request,
+            args: input.args,
+            snapshotPath: input.snapshotPath,
+            get signal() {
+              return signal();
+            },
+            logger,
+          }),
         policy.timeoutMs,
         input.signal,
       );

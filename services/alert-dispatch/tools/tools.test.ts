@@ -189,6 +189,42 @@ describe('runTool time-outs', () => {
     expect(r).toMatchObject({ success: false, attempts: 2, error: 'timed out after 20 ms' });
     expect(calls).toBe(2);
   });
+
+  it('aborts the signal of a tool that reads it, at the time-out and on shutdown', async () => {
+    const reasons: string[] = [];
+    const listening = {
+      ...triggerWebhookTool({}),
+      name: 'listen',
+      runnable: () => true,
+      run: ({ signal }: { signal: AbortSignal }) =>
+        new Promise<never>((_, reject) =>
+          signal.addEventListener('abort', () => {
+            reasons.push(String((signal.reason as Error).message));
+            reject(signal.reason);
+          }),
+        ),
+    };
+    const { policy } = recordingPolicy({ timeoutMs: 20, maxAttempts: 1 });
+    const timedOut = await runTool(listening, { request: request(), args: {}, snapshotPath: null, logger, policy });
+    expect(timedOut).toMatchObject({ success: false, error: 'timed out after 20 ms' });
+    expect(reasons).toEqual(['timed out after 20 ms']);
+
+    const shutdown = new AbortController();
+    shutdown.abort(new Error('service shutting down'));
+    const lateReader = {
+      ...listening,
+      run: ({ signal }: { signal: AbortSignal }) => Promise.resolve({ aborted: signal.aborted }),
+    };
+    const r = await runTool(lateReader, {
+      request: request(),
+      args: {},
+      snapshotPath: null,
+      logger,
+      policy: { ...policy, timeoutMs: 2000 },
+      signal: shutdown.signal,
+    });
+    expect(r).toMatchObject({ success: true, output: { aborted: true } });
+  });
 });
 
 describe('capture_snapshot', () => {
