@@ -33,6 +33,18 @@ export interface DispatcherDeps {
 
 const SNAPSHOT_TOOL = 'capture_snapshot';
 
+/** Adds a tool run to the result: its name to actions_taken, or its error to failed_tools. */
+function record(result: DispatchResult, run: ToolRunResult): void {
+  if (run.success) result.actions_taken.push(run.name);
+  else result.failed_tools.push({ name: run.name, error: run.error ?? 'failed' });
+}
+
+/** Stamps the dispatch duration (0.1 ms resolution) and returns the result. */
+function finish(result: DispatchResult, started: number): DispatchResult {
+  result.duration_ms = Math.round((performance.now() - started) * 10) / 10;
+  return result;
+}
+
 /**
  * The dispatch pipeline: answer NO and dedup hits stop at once; otherwise the tool list is resolved (request,
  * subscription, fallback; plus escalation), `capture_snapshot` runs first, then the agent (or the rules) picks the
@@ -53,8 +65,11 @@ export class Dispatcher {
   dispatch(request: ActionRequest): Promise<DispatchResult> {
     const running = this.run(request);
     this.inFlight.add(running);
-    const forget = () => this.inFlight.delete(running);
-    running.then(forget, forget);
+    // Inline callbacks, not named local functions: tsx/esbuild wraps each named closure in a `__name` call.
+    running.then(
+      () => this.inFlight.delete(running),
+      () => this.inFlight.delete(running),
+    );
     return running;
   }
 
@@ -93,21 +108,17 @@ export class Dispatcher {
       tools_requested: plan.tools,
       failed_tools: [],
     };
-    const finish = () => {
-      result.duration_ms = Math.round((performance.now() - started) * 10) / 10;
-      return result;
-    };
 
     if (request.answer === 'NO') {
       result.suppressed = 'answer_no';
-      this.publish(request, plan.escalated, finish());
+      this.publish(request, plan.escalated, finish(result, started));
       return result;
     }
     const verdict = this.deps.dedup.check(request, plan.dedup);
     if (verdict.duplicate) {
       logger.info('duplicate alert suppressed', { event_id: request.event_id, alert_name: request.alert_name });
       result.suppressed = 'duplicate';
-      return finish();
+      return finish(result, started);
     }
 
     const runnable: DispatchTool[] = [];
@@ -125,24 +136,10 @@ export class Dispatcher {
         runnable.push(tool);
       }
     }
-    const record = (r: ToolRunResult) => {
-      if (r.success) result.actions_taken.push(r.name);
-      else result.failed_tools.push({ name: r.name, error: r.error ?? 'failed' });
-    };
-    const runOne = (tool: DispatchTool, args: Record<string, unknown>) =>
-      runTool(tool, {
-        request,
-        args,
-        snapshotPath: result.snapshot_path,
-        logger,
-        policy: this.policy,
-        signal: this.shutdown.signal,
-      });
-
     const snapshotTool = runnable.find((t) => t.name === SNAPSHOT_TOOL);
     if (snapshotTool) {
-      const r = await runOne(snapshotTool, plan.toolArguments[SNAPSHOT_TOOL] ?? {});
-      record(r);
+      const r = await this.runOne(snapshotTool, plan.toolArguments[SNAPSHOT_TOOL] ?? {}, request, result);
+      record(result, r);
       if (r.success && typeof r.output?.snapshot_path === 'string') result.snapshot_path = r.output.snapshot_path;
     }
 
@@ -166,12 +163,28 @@ export class Dispatcher {
         logger.warn('agent unavailable, using rule-based dispatch', { event_id: request.event_id, reason: why });
       }
     }
-    const outcomes = await Promise.all(selected.map(({ tool, args }) => runOne(tool, args)));
+    const outcomes = await Promise.all(selected.map(({ tool, args }) => this.runOne(tool, args, request, result)));
     // Keep the resolved order in actions_taken, not completion order.
-    outcomes.forEach(record);
-    finish();
+    for (const outcome of outcomes) record(result, outcome);
+    finish(result, started);
     this.publish(request, plan.escalated, result);
     return result;
+  }
+
+  private runOne(
+    tool: DispatchTool,
+    args: Record<string, unknown>,
+    request: ActionRequest,
+    result: DispatchResult,
+  ): Promise<ToolRunResult> {
+    return runTool(tool, {
+      request,
+      args,
+      snapshotPath: result.snapshot_path,
+      logger: this.deps.logger,
+      policy: this.policy,
+      signal: this.shutdown.signal,
+    });
   }
 
   private publish(request: ActionRequest, escalated: boolean, result: DispatchResult): void {

@@ -36,63 +36,79 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 
 class AttemptTimeout extends Error {}
 
+/** Milliseconds since `started` at 0.1 ms resolution. */
+function elapsedMs(started: number): number {
+  return Math.round((performance.now() - started) * 10) / 10;
+}
+
 /**
- * Runs one attempt, rejecting at the time-out even when the tool ignores its signal. The attempt's AbortSignal is
+ * One attempt of a tool run, rejecting at the time-out even when the tool ignores its signal. The AbortSignal is
  * created only when the tool reads it (most local tools never do); one read after a time-out or a shutdown gets an
- * already aborted signal, so every tool still sees the same abort semantics and every attempt has its timer.
+ * already aborted signal, so every tool sees the same abort semantics and every attempt has its timer. A class, not
+ * closures: tsx/esbuild wraps every named closure in a `__name` call, which shows on the dispatch path.
  */
-function attempt(
-  run: (signal: () => AbortSignal) => Promise<ToolOutput>,
-  timeoutMs: number,
-  outer?: AbortSignal,
-): Promise<ToolOutput> {
-  let controller: AbortController | undefined;
-  let timedOut: AttemptTimeout | undefined;
-  const onOuterAbort = () => controller?.abort(outer?.reason);
-  const signal = () => {
-    if (!controller) {
-      controller = new AbortController();
-      if (timedOut) controller.abort(timedOut);
+class Attempt {
+  private controller: AbortController | undefined;
+  private timedOut: AttemptTimeout | undefined;
+  private onOuterAbort: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private settled = false;
+
+  constructor(private readonly outer: AbortSignal | undefined) {}
+
+  /** The attempt's signal, made on first read. */
+  signal(): AbortSignal {
+    if (!this.controller) {
+      const controller = new AbortController();
+      this.controller = controller;
+      const outer = this.outer;
+      if (this.timedOut) controller.abort(this.timedOut);
       else if (outer?.aborted) controller.abort(outer.reason);
-      else outer?.addEventListener('abort', onOuterAbort, { once: true });
+      else if (outer && !this.settled) {
+        this.onOuterAbort = () => controller.abort(outer.reason);
+        outer.addEventListener('abort', this.onOuterAbort, { once: true });
+      }
     }
-    return controller.signal;
-  };
-  return new Promise<ToolOutput>((resolve, reject) => {
-    let settled = false;
-    const settle = () => {
-      settled = true;
-      clearTimeout(timer);
-      if (controller) outer?.removeEventListener('abort', onOuterAbort);
-    };
-    const timer = setTimeout(() => {
-      if (settled) return;
-      timedOut = new AttemptTimeout(`timed out after ${timeoutMs} ms`);
-      controller?.abort(timedOut);
-      settle();
-      reject(timedOut);
-    }, timeoutMs);
-    let running: Promise<ToolOutput>;
-    try {
-      running = run(signal);
-    } catch (err) {
-      settle();
-      reject(err);
-      return;
-    }
-    Promise.resolve(running).then(
-      (output) => {
-        if (settled) return;
-        settle();
-        resolve(output);
-      },
-      (err) => {
-        if (settled) return;
-        settle();
+    return this.controller.signal;
+  }
+
+  run(run: (attempt: Attempt) => Promise<ToolOutput>, timeoutMs: number): Promise<ToolOutput> {
+    return new Promise<ToolOutput>((resolve, reject) => {
+      this.timer = setTimeout(() => {
+        if (this.settled) return;
+        this.timedOut = new AttemptTimeout(`timed out after ${timeoutMs} ms`);
+        this.controller?.abort(this.timedOut);
+        this.settle();
+        reject(this.timedOut);
+      }, timeoutMs);
+      let running: Promise<ToolOutput>;
+      try {
+        running = run(this);
+      } catch (err) {
+        this.settle();
         reject(err);
-      },
-    );
-  });
+        return;
+      }
+      Promise.resolve(running).then(
+        (output) => {
+          if (this.settled) return;
+          this.settle();
+          resolve(output);
+        },
+        (err) => {
+          if (this.settled) return;
+          this.settle();
+          reject(err);
+        },
+      );
+    });
+  }
+
+  private settle(): void {
+    this.settled = true;
+    clearTimeout(this.timer);
+    if (this.onOuterAbort) this.outer?.removeEventListener('abort', this.onOuterAbort);
+  }
 }
 
 /** Input of runTool besides the tool itself. */
@@ -115,25 +131,23 @@ export async function runTool(tool: DispatchTool, input: RunToolInput): Promise<
   const { policy, logger } = input;
   const sleep = policy.sleep ?? timerSleep;
   const started = performance.now();
-  const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
   let lastError = 'not run';
   for (let n = 1; n <= policy.maxAttempts; n++) {
     try {
-      const output = await attempt(
-        (signal) =>
+      const output = await new Attempt(input.signal).run(
+        (current) =>
           tool.run({
             request: input.request,
             args: input.args,
             snapshotPath: input.snapshotPath,
             get signal() {
-              return signal();
+              return current.signal();
             },
             logger,
           }),
         policy.timeoutMs,
-        input.signal,
       );
-      return { name: tool.name, success: true, attempts: n, duration_ms: elapsed(), output };
+      return { name: tool.name, success: true, attempts: n, duration_ms: elapsedMs(started), output };
     } catch (err) {
       lastError = err instanceof Error ? err.message : String(err);
       const retryable = err instanceof AttemptTimeout || (err instanceof ToolError && err.retryable);
@@ -144,7 +158,7 @@ export async function runTool(tool: DispatchTool, input: RunToolInput): Promise<
           attempts: n,
           error: lastError,
         });
-        return { name: tool.name, success: false, attempts: n, duration_ms: elapsed(), error: lastError };
+        return { name: tool.name, success: false, attempts: n, duration_ms: elapsedMs(started), error: lastError };
       }
       const backoff = policy.baseDelayMs * 2 ** (n - 1) * (0.8 + Math.random() * 0.4);
       const delay = Math.min(
@@ -165,5 +179,11 @@ export async function runTool(tool: DispatchTool, input: RunToolInput): Promise<
       }
     }
   }
-  return { name: tool.name, success: false, attempts: policy.maxAttempts, duration_ms: elapsed(), error: lastError };
+  return {
+    name: tool.name,
+    success: false,
+    attempts: policy.maxAttempts,
+    duration_ms: elapsedMs(started),
+    error: lastError,
+  };
 }

@@ -78,6 +78,23 @@ function accessLog(logger: Logger): Koa.Middleware {
   };
 }
 
+/** Validates one part, adding its issues to `issues` (value undefined then) instead of throwing them. */
+function checkPart(
+  issues: ValidationIssue[],
+  part: 'path' | 'query' | 'body',
+  schema: Joi.Schema | undefined,
+  value: unknown,
+): any {
+  if (!schema) return value;
+  try {
+    return validatePart(part, schema, value);
+  } catch (err) {
+    if (!(err instanceof RequestValidationError)) throw err;
+    issues.push(...err.issues);
+    return undefined;
+  }
+}
+
 function routeMiddleware(route: RouteSpec, jsonLimit: string): Koa.Middleware[] {
   const req = route.request ?? {};
   const chain: Koa.Middleware[] = [];
@@ -91,19 +108,9 @@ function routeMiddleware(route: RouteSpec, jsonLimit: string): Koa.Middleware[] 
     const params = (ctx as any).params ?? {};
     const issues: ValidationIssue[] = [];
     // Every part is checked before answering, so one 4xx names every invalid field.
-    const check = (part: 'path' | 'query' | 'body', schema: Joi.Schema | undefined, value: unknown) => {
-      if (!schema) return value;
-      try {
-        return validatePart(part, schema, value);
-      } catch (err) {
-        if (!(err instanceof RequestValidationError)) throw err;
-        issues.push(...err.issues);
-        return undefined;
-      }
-    };
-    state.params = check('path', req.params, params);
-    state.query = check('query', req.query, { ...ctx.query });
-    state.body = check('body', req.body, (ctx.request as any).body ?? {});
+    state.params = checkPart(issues, 'path', req.params, params);
+    state.query = checkPart(issues, 'query', req.query, { ...ctx.query });
+    state.body = checkPart(issues, 'body', req.body, (ctx.request as any).body ?? {});
     if (issues.length > 0) throw new RequestValidationError(issues);
     await next();
   });
