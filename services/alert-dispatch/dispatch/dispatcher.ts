@@ -163,7 +163,11 @@ export class Dispatcher {
         logger.warn('agent unavailable, using rule-based dispatch', { event_id: request.event_id, reason: why });
       }
     }
-    const outcomes = await Promise.all(selected.map(({ tool, args }) => this.runOne(tool, args, request, result)));
+    // One tool (the common case) needs no Promise.all around it.
+    const outcomes =
+      selected.length === 1
+        ? [await this.runOne(selected[0].tool, selected[0].args, request, result)]
+        : await Promise.all(selected.map(({ tool, args }) => this.runOne(tool, args, request, result)));
     // Keep the resolved order in actions_taken, not completion order.
     for (const outcome of outcomes) record(result, outcome);
     finish(result, started);
