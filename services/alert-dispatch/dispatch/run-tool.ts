@@ -1,5 +1,5 @@
 import type { Logger } from '../../lib/log/index.js';
-import { ToolError, type DispatchTool, type ToolOutput } from '../tools/tool.js';
+import { ToolError, type DispatchTool, type ToolContext, type ToolOutput } from '../tools/tool.js';
 import type { ActionRequest, ToolRunResult } from './types.js';
 
 /** Sleeps `ms`, waking early (rejecting) when `signal` aborts. */
@@ -47,17 +47,23 @@ function elapsedMs(started: number): number {
  * already aborted signal, so every tool sees the same abort semantics and every attempt has its timer. A class, not
  * closures: tsx/esbuild wraps every named closure in a `__name` call, which shows on the dispatch path.
  */
-class Attempt {
+class Attempt implements ToolContext {
   private controller: AbortController | undefined;
   private timedOut: AttemptTimeout | undefined;
   private onOuterAbort: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private settled = false;
 
-  constructor(private readonly outer: AbortSignal | undefined) {}
+  constructor(
+    readonly request: ActionRequest,
+    readonly args: Record<string, unknown>,
+    readonly snapshotPath: string | null,
+    readonly logger: Logger,
+    private readonly outer: AbortSignal | undefined,
+  ) {}
 
   /** The attempt's signal, made on first read. */
-  signal(): AbortSignal {
+  get signal(): AbortSignal {
     if (!this.controller) {
       const controller = new AbortController();
       this.controller = controller;
@@ -72,7 +78,8 @@ class Attempt {
     return this.controller.signal;
   }
 
-  run(run: (attempt: Attempt) => Promise<ToolOutput>, timeoutMs: number): Promise<ToolOutput> {
+  /** Runs `tool` with this attempt as its context. */
+  run(tool: DispatchTool, timeoutMs: number): Promise<ToolOutput> {
     return new Promise<ToolOutput>((resolve, reject) => {
       this.timer = setTimeout(() => {
         if (this.settled) return;
@@ -83,7 +90,7 @@ class Attempt {
       }, timeoutMs);
       let running: Promise<ToolOutput>;
       try {
-        running = run(this);
+        running = tool.run(this);
       } catch (err) {
         this.settle();
         reject(err);
@@ -134,17 +141,8 @@ export async function runTool(tool: DispatchTool, input: RunToolInput): Promise<
   let lastError = 'not run';
   for (let n = 1; n <= policy.maxAttempts; n++) {
     try {
-      const output = await new Attempt(input.signal).run(
-        (current) =>
-          tool.run({
-            request: input.request,
-            args: input.args,
-            snapshotPath: input.snapshotPath,
-            get signal() {
-              return current.signal();
-            },
-            logger,
-          }),
+      const output = await new Attempt(input.request, input.args, input.snapshotPath, logger, input.signal).run(
+        tool,
         policy.timeoutMs,
       );
       return { name: tool.name, success: true, attempts: n, duration_ms: elapsedMs(started), output };
