@@ -82,6 +82,28 @@ interface LoadJob {
   durationMs: number;
 }
 
+/** One keep-alive JSON POST; resolves with the status code (0 on a connection error), the body drained. */
+function postJson(agent: http.Agent, target: URL, body: string): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const req = http.request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', () => resolve(0));
+    req.end(body);
+  });
+}
+
 /** Closed-loop load: `connections` keep-alive clients each sending the next request when the last is answered. */
 async function loadWorker(job: LoadJob): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections });
@@ -92,29 +114,10 @@ async function loadWorker(job: LoadJob): Promise<void> {
   const start = nowMs();
   const measureFrom = start + job.warmupMs;
   const stopAt = measureFrom + job.durationMs;
-  const once = (body: string) =>
-    new Promise<number>((resolve) => {
-      const req = http.request(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        },
-      );
-      req.on('error', () => resolve(0));
-      req.end(body);
-    });
   const client = async () => {
     while (nowMs() < stopAt) {
       const sent = nowMs();
-      const status = await once(alertBody('load'));
+      const status = await postJson(agent, target, alertBody('load'));
       const done = nowMs();
       if (sent >= measureFrom && done <= stopAt) {
         if (status >= 200 && status < 300) {
@@ -151,30 +154,9 @@ async function senderWorker(job: SenderJob): Promise<void> {
   const inflight = new Set<Promise<void>>();
   const send = () => {
     const body = alertBody(String(nowMs()));
-    const p = new Promise<void>((resolve) => {
-      const req = http.request(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => {
-            if (res.statusCode === 200) ok++;
-            else failed++;
-            resolve();
-          });
-        },
-      );
-      req.on('error', () => {
-        failed++;
-        resolve();
-      });
-      req.end(body);
+    const p = postJson(agent, target, body).then((status) => {
+      if (status === 200) ok++;
+      else failed++;
     });
     inflight.add(p);
     void p.then(() => inflight.delete(p));
