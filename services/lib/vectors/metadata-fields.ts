@@ -39,7 +39,8 @@ export function isScalar(value: unknown): value is string | number | boolean {
   );
 }
 
-function matchesKind(value: MetadataValue, kind: CanonicalKind): boolean {
+/** True when `value` has the type a canonical field of `kind` holds (filters use it to rule out impossible matches). */
+export function matchesKind(value: MetadataValue, kind: CanonicalKind): boolean {
   switch (kind) {
     case 'string':
       return typeof value === 'string';

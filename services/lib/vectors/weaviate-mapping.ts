@@ -4,6 +4,7 @@ import {
   CANONICAL_FIELDS,
   isScalar,
   MATCHES_NOTHING,
+  matchesKind,
   scalarFieldName,
   type CanonicalKind,
 } from './metadata-fields.js';
@@ -91,19 +92,6 @@ export function dynamicPropertyNames(record: VectorRecord): string[] {
     .map(([key]) => scalarFieldName(key));
 }
 
-function canonicalAccepts(kind: CanonicalKind, value: string | number | boolean): boolean {
-  switch (kind) {
-    case 'string':
-      return typeof value === 'string';
-    case 'integer':
-      return Number.isSafeInteger(value);
-    case 'number':
-      return typeof value === 'number';
-    case 'string[]':
-      return false;
-  }
-}
-
 /**
  * Translates a VectorFilter into a weaviate-client filter: Equal on canonical typed properties or on the JSON text
  * of `m_*` properties, ContainsAny on tags, joined with And. Undefined means "everything"; MATCHES_NOTHING is
@@ -119,7 +107,8 @@ export function weaviateFilter(
   for (const [key, value] of Object.entries(filter?.equals ?? {})) {
     const kind = CANONICAL_FIELDS[key];
     if (kind) {
-      if (!canonicalAccepts(kind, value)) return MATCHES_NOTHING;
+      // Values are scalars (assertValidFilter), so a list-typed field never matches.
+      if (!matchesKind(value, kind)) return MATCHES_NOTHING;
       parts.push(where.byProperty(key).equal(value));
     } else {
       const name = scalarFieldName(key);
