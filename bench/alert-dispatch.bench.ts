@@ -364,6 +364,17 @@ function result<T>(child: ChildProcess): Promise<T> {
   });
 }
 
+/** Serves `app` on a free loopback port. */
+async function listenOnLoopback(app: Koa): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 async function startBareKoa(): Promise<{ url: string; close(): Promise<void> }> {
   const app = new Koa();
   const router = new Router();
@@ -382,13 +393,7 @@ async function startBareKoa(): Promise<{ url: string; close(): Promise<void> }> 
     },
   );
   app.use(router.routes());
-  const server = http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  return listenOnLoopback(app);
 }
 
 interface LoadResult {
@@ -514,13 +519,7 @@ async function startKitRoute(logger: Logger): Promise<{ url: string; close(): Pr
       }),
     ],
   });
-  const server = http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  return listenOnLoopback(app);
 }
 
 /**
