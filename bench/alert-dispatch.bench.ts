@@ -110,6 +110,7 @@ async function loadWorker(job: LoadJob): Promise<void> {
   const target = new URL(job.url);
   const histogram = new Histogram();
   let measured = 0;
+  let answered = 0;
   let errors = 0;
   const start = nowMs();
   const measureFrom = start + job.warmupMs;
@@ -119,6 +120,7 @@ async function loadWorker(job: LoadJob): Promise<void> {
       const sent = nowMs();
       const status = await postJson(agent, target, alertBody('load'));
       const done = nowMs();
+      answered++;
       if (sent >= measureFrom && done <= stopAt) {
         if (status >= 200 && status < 300) {
           measured++;
@@ -134,6 +136,7 @@ async function loadWorker(job: LoadJob): Promise<void> {
     p50: histogram.percentile(50),
     p99: histogram.percentile(99),
     errors,
+    answered,
   });
 }
 
@@ -401,6 +404,10 @@ interface LoadResult {
   p50: number;
   p99: number;
   errors: number;
+  /** Requests answered in all, warm-up included. */
+  answered: number;
+  /** The service process's CPU time over the whole load run, per answered request. */
+  cpuUsPerRequest?: number;
 }
 
 const ms = (v: number) => `${v.toFixed(2)} ms`;
@@ -460,7 +467,11 @@ async function measureThroughput(targets: Array<{ name: string; url: string }>):
     const round = new Map<string, LoadResult>();
     for (let j = 0; j < targets.length; j++) {
       const target = targets[(i + j) % targets.length];
-      round.set(target.name, await load(target.url));
+      const cpuBefore = process.cpuUsage();
+      const res = await load(target.url);
+      const cpu = process.cpuUsage(cpuBefore);
+      res.cpuUsPerRequest = (cpu.user + cpu.system) / res.answered;
+      round.set(target.name, res);
     }
     rounds.push(round);
   }
@@ -478,7 +489,8 @@ async function measureThroughput(targets: Array<{ name: string; url: string }>):
         .toFixed(0)
         .padStart(6)} req/s, ` +
         `p50 ${ms(median(runs.map((r) => r.p50)))}, p99 ${ms(median(runs.map((r) => r.p99)))}, ` +
-        `errors ${runs.reduce((n, r) => n + r.errors, 0)}; / ${baseline}: median ` +
+        `errors ${runs.reduce((n, r) => n + r.errors, 0)}, service CPU ` +
+        `${median(runs.map((r) => r.cpuUsPerRequest!)).toFixed(1)} µs/request; / ${baseline}: median ` +
         `${ratios[Math.floor(ratios.length / 2)].toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})`,
     );
   }

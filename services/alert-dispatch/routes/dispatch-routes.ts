@@ -1,6 +1,7 @@
 import { defineRoute, type RouteSpec } from '../../lib/http/index.js';
 import { isoWithOffset, type Clock } from '../dispatch/clock.js';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
+import { fastActionRequest } from '../dispatch/fast-action-request.js';
 import { normaliseFlexibleAlert } from '../dispatch/normalise-alert.js';
 import { actionRequestSchema, flexibleAlertSchema } from '../dispatch/schemas.js';
 import type { ActionRequest } from '../dispatch/types.js';
@@ -51,19 +52,17 @@ export function dispatchRoutes(dispatcher: Dispatcher, clock: Clock): RouteSpec[
         'Runs the dispatch rules (answer NO and dedup hits run nothing; tools from the request, the subscription, ' +
         'else log_alert; escalation adds tools; capture_snapshot first) and answers 200 once every tool has finished.',
       tags: ['dispatch'],
-      request: { body: actionRequestSchema },
+      request: { body: actionRequestSchema, fastBody: fastActionRequest },
       responses: {
         200: { description: 'Dispatch result', schema: actionResponseBody },
         413: tooLarge,
         422: validationError,
       },
       handler: async (ctx) => {
-        const body = ctx.state.body as ActionRequest;
-        const request: ActionRequest = {
-          ...body,
-          event_id: body.event_id ?? randomUUID(),
-          timestamp: body.timestamp ?? isoWithOffset(clock()),
-        };
+        // The validated body is this request's own object: complete it in place.
+        const request = ctx.state.body as ActionRequest;
+        request.event_id ??= randomUUID();
+        request.timestamp ??= isoWithOffset(clock());
         ctx.body = await dispatcher.dispatch(request);
       },
     }),

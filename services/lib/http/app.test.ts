@@ -173,3 +173,45 @@ describe('http kit with the {detail} style', () => {
     }
   });
 });
+
+describe('http kit fast body path', () => {
+  it('uses the route’s fastBody value when it gives one and the joi schema otherwise', async () => {
+    const { app } = createHttpApp({
+      info: { title: 'T', version: '1' },
+      service: 'fast',
+      logger,
+      errors: detailStyle(),
+      routes: [
+        defineRoute({
+          method: 'post',
+          path: '/echo',
+          summary: 'Echo the validated body',
+          request: {
+            body: Joi.object({ name: Joi.string().required(), via: Joi.string().default('schema') }),
+            fastBody: (body: any) => (body?.name === 'quick' ? { name: 'quick', via: 'fast path' } : undefined),
+          },
+          responses: { 200: { description: 'the body' } },
+          handler: (ctx) => {
+            ctx.body = ctx.state.body;
+          },
+        }),
+      ],
+    });
+    const server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'fast' });
+    const post = (body: unknown) =>
+      fetch(server.url + '/echo', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    try {
+      expect(await (await post({ name: 'quick' })).json()).toEqual({ name: 'quick', via: 'fast path' });
+      expect(await (await post({ name: 'slow' })).json()).toEqual({ name: 'slow', via: 'schema' });
+      const invalid = await post({ name: 5 });
+      expect(invalid.status).toBe(422);
+      expect((await invalid.json()).errors[0].loc).toEqual(['body', 'name']);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -111,8 +111,9 @@ function routeMiddleware(route: RouteSpec, jsonLimit: string): Koa.Middleware[] 
     const issues: ValidationIssue[] = [];
     // Every part is checked before answering, so one 4xx names every invalid field.
     state.params = checkPart(issues, 'path', req.params, params);
-    state.query = checkPart(issues, 'query', req.query, { ...ctx.query });
-    state.body = checkPart(issues, 'body', req.body, (ctx.request as any).body ?? {});
+    state.query = req.query ? checkPart(issues, 'query', req.query, { ...ctx.query }) : ctx.query;
+    const body = (ctx.request as any).body ?? {};
+    state.body = req.fastBody?.(body) ?? checkPart(issues, 'body', req.body, body);
     if (issues.length > 0) throw new RequestValidationError(issues);
     return route.handler(ctx as RouteContext);
   });
