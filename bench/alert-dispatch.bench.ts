@@ -36,6 +36,8 @@ const THROUGHPUT_ROUNDS = 4;
 const CONNECT_BATCH = 100;
 /** One subscriber in SAMPLE_EVERY (evenly spread in subscription order) has every event timed; all are byte-counted. */
 const SAMPLE_EVERY = 10;
+/** Keep-alive sockets of the open-loop sender. */
+const SENDER_SOCKETS = 64;
 
 /** Latency histogram with 0.05 ms buckets up to 60 s: percentiles without keeping millions of samples. */
 class Histogram {
@@ -82,17 +84,18 @@ interface LoadJob {
   durationMs: number;
 }
 
-/** One keep-alive JSON POST; resolves with the status code (0 on a connection error), the body drained. */
-function postJson(agent: http.Agent, target: URL, body: string): Promise<number> {
+/** One keep-alive request (a JSON POST when `body` is given); resolves with the status code (0 on a connection error), the body drained. */
+function request(agent: http.Agent, target: URL, method: 'GET' | 'POST', body?: string): Promise<number> {
   return new Promise<number>((resolve) => {
     const req = http.request(
       {
         host: target.hostname,
         port: target.port,
         path: target.pathname,
-        method: 'POST',
+        method,
         agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        headers:
+          body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       },
       (res) => {
         res.resume();
@@ -118,7 +121,7 @@ async function loadWorker(job: LoadJob): Promise<void> {
   const client = async () => {
     while (nowMs() < stopAt) {
       const sent = nowMs();
-      const status = await postJson(agent, target, alertBody('load'));
+      const status = await request(agent, target, 'POST', alertBody('load'));
       const done = nowMs();
       answered++;
       if (sent >= measureFrom && done <= stopAt) {
@@ -143,21 +146,25 @@ async function loadWorker(job: LoadJob): Promise<void> {
 interface SenderJob {
   role: 'sender';
   url: string;
+  healthUrl: string;
   rate: number;
   durationMs: number;
 }
 
 /** Open-loop sender: keeps `rate` alerts/s regardless of response times; each carries its send time in `reason`. */
 async function senderWorker(job: SenderJob): Promise<void> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: SENDER_SOCKETS });
   const target = new URL(job.url);
+  // Open the keep-alive sockets first (health checks, not alerts), so that connection set-up and a cold client are
+  // not counted in the first alerts' send→receipt times.
+  await Promise.all(Array.from({ length: SENDER_SOCKETS }, () => request(agent, new URL(job.healthUrl), 'GET')));
   let sent = 0;
   let ok = 0;
   let failed = 0;
   const inflight = new Set<Promise<void>>();
   const send = () => {
     const body = alertBody(String(nowMs()));
-    const p = postJson(agent, target, body).then((status) => {
+    const p = request(agent, target, 'POST', body).then((status) => {
       if (status === 200) ok++;
       else failed++;
     });
@@ -176,7 +183,8 @@ async function senderWorker(job: SenderJob): Promise<void> {
   }
   await Promise.all(inflight);
   agent.destroy();
-  reply({ sent, ok, failed, seconds: (nowMs() - start) / 1000 });
+  const cpu = process.cpuUsage();
+  reply({ sent, ok, failed, seconds: (nowMs() - start) / 1000, cpuMs: (cpu.user + cpu.system) / 1000 });
 }
 
 interface ReceiverJob {
@@ -192,8 +200,9 @@ const QUOTE = 0x22;
 const OPEN_BRACE = 0x7b;
 
 /**
- * Opens the SSE and WebSocket subscribers as raw sockets (HTTP request / upgrade written by hand). A million events a
- * second cannot be parsed by full SSE/ws clients on the same two cores as the server (they would measure themselves),
+ * Opens the SSE and WebSocket subscribers as raw sockets (HTTP request / upgrade written by hand, reads into a shared
+ * buffer). A million events a second cannot be parsed by full SSE/ws clients on the same two cores as the server (they
+ * would measure themselves),
  * so one subscriber in SAMPLE_EVERY scans its bytes for each alert_action's `reason` (send time) and `timestamp`
  * (publish time) — events are never split by a chunked-encoding or WebSocket frame header, so scanning with a carried
  * tail is exact — and every subscriber counts its bytes after `init`: all of a kind must end with the same count.
@@ -239,6 +248,9 @@ async function receiverWorker(job: ReceiverJob): Promise<void> {
   };
 
   let opened = 0;
+  // Sockets read into one shared buffer (net's `onread`): no Buffer and no stream 'data' event per read, which
+  // would make the measuring client cost more CPU than the service it measures.
+  const readBuffer = Buffer.allocUnsafe(256 * 1024);
   const counters: Array<{ kind: 'sse' | 'ws'; measured: boolean; bytes: number }> = [];
   /** Subscribers that received as many bytes after `init` as the most-served one of their kind (all get the same bytes). */
   const complete = () => {
@@ -249,7 +261,17 @@ async function receiverWorker(job: ReceiverJob): Promise<void> {
   const open = (kind: 'sse' | 'ws') =>
     new Promise<void>((resolve, reject) => {
       const measured = opened++ % SAMPLE_EVERY === 0;
-      const socket = net.connect(Number(target.port), target.hostname);
+      const socket = net.connect({
+        port: Number(target.port),
+        host: target.hostname,
+        onread: {
+          buffer: readBuffer,
+          callback: (nread: number, buffer: Uint8Array) => {
+            onData(Buffer.from(buffer.buffer, buffer.byteOffset, nread));
+            return true;
+          },
+        },
+      });
       sockets.push(socket);
       const counter = { kind, measured, bytes: 0 };
       counters.push(counter);
@@ -264,7 +286,8 @@ async function receiverWorker(job: ReceiverJob): Promise<void> {
                 `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
         );
       });
-      socket.on('data', (chunk: Buffer) => {
+      // `chunk` lies in the shared read buffer: only a copy may outlive this call.
+      const onData = (chunk: Buffer) => {
         const at = nowMs();
         if (!ready) {
           // The init event follows the response head; it carries no reason/timestamp pair.
@@ -278,8 +301,8 @@ async function receiverWorker(job: ReceiverJob): Promise<void> {
         if (!measured) return;
         const data = tail ? Buffer.concat([tail, chunk]) : chunk;
         const keepFrom = scan(kind, data, at);
-        tail = keepFrom < data.length ? data.subarray(keepFrom) : undefined;
-      });
+        tail = keepFrom < data.length ? Buffer.from(data.subarray(keepFrom)) : undefined;
+      };
       socket.on('close', () => {
         if (!finished) closedEarly++;
       });
@@ -296,6 +319,7 @@ async function receiverWorker(job: ReceiverJob): Promise<void> {
     }
   }
   reply({ type: 'ready' });
+  let cpuSince = process.cpuUsage();
   // Protocol: 'progress' → counts; 'collect' → this phase's histograms (then reset); 'stop' → close and exit.
   await new Promise<void>((resolve) =>
     process.on('message', (message) => {
@@ -310,8 +334,11 @@ async function receiverWorker(job: ReceiverJob): Promise<void> {
         resolve();
         return;
       }
+      const cpu = process.cpuUsage(cpuSince);
+      cpuSince = process.cpuUsage();
       reply({
         received: { ...received },
+        cpuMs: (cpu.user + cpu.system) / 1000,
         closedEarly,
         complete: complete(),
         measured,
@@ -549,6 +576,8 @@ async function runQueueWaitMs(): Promise<number> {
 
 interface ReceiverResult {
   received: { sse: number; ws: number };
+  /** CPU time the receivers used since the previous collect. */
+  cpuMs: number;
   closedEarly: number;
   complete: number;
   measured: number;
@@ -579,8 +608,14 @@ async function measureFanout(serviceUrl: string): Promise<void> {
       const loopDelay = monitorEventLoopDelay({ resolution: 5 });
       loopDelay.enable();
       const start = nowMs();
-      const sender = await result<{ sent: number; ok: number; failed: number; seconds: number }>(
-        spawn({ role: 'sender', url: `${serviceUrl}/api/v1/actions/execute`, rate, durationMs: FANOUT_MS }),
+      const sender = await result<{ sent: number; ok: number; failed: number; seconds: number; cpuMs: number }>(
+        spawn({
+          role: 'sender',
+          url: `${serviceUrl}/api/v1/actions/execute`,
+          healthUrl: `${serviceUrl}/api/v1/health`,
+          rate,
+          durationMs: FANOUT_MS,
+        }),
       );
       const busy = performance.eventLoopUtilization(busyBefore).utilization;
       const cpu = process.cpuUsage(cpuBefore);
@@ -603,6 +638,7 @@ async function measureFanout(serviceUrl: string): Promise<void> {
       }
       const drainSeconds = (nowMs() - drainStart) / 1000;
       const r = await ask<ReceiverResult>('collect');
+      const collectedAt = nowMs();
       const hist = (...counts: Uint32Array[]) => {
         const h = new Histogram();
         for (const c of counts) h.merge(c);
@@ -634,6 +670,10 @@ async function measureFanout(serviceUrl: string): Promise<void> {
           (Number.isNaN(waitedMs)
             ? ''
             : `; it waited for a free core ${((100 * waitedMs) / phaseMs).toFixed(0)}% of the time (run queue)`),
+      );
+      console.log(
+        `    measuring clients on the same cores: receivers ${(r.cpuMs / (collectedAt - start)).toFixed(2)} cores, ` +
+          `sender ${(sender.cpuMs / phaseMs).toFixed(2)} cores`,
       );
     }
   } finally {
