@@ -84,7 +84,10 @@ interface LoadJob {
   durationMs: number;
 }
 
-/** One keep-alive request (a JSON POST when `body` is given); resolves with the status code (0 on a connection error), the body drained. */
+/**
+ * One keep-alive request (a JSON POST when `body` is given); resolves with the status code (0 on a connection error),
+ * the body drained.
+ */
 function request(agent: http.Agent, target: URL, method: 'GET' | 'POST', body?: string): Promise<number> {
   return new Promise<number>((resolve) => {
     const req = http.request(
@@ -183,7 +186,7 @@ async function senderWorker(job: SenderJob): Promise<void> {
   }
   await Promise.all(inflight);
   agent.destroy();
-  const cpu = process.cpuUsage();
+  const cpu = process.cpuUsage(); // the whole process, start-up included
   reply({ sent, ok, failed, seconds: (nowMs() - start) / 1000, cpuMs: (cpu.user + cpu.system) / 1000 });
 }
 
@@ -202,9 +205,8 @@ const OPEN_BRACE = 0x7b;
 /**
  * Opens the SSE and WebSocket subscribers as raw sockets (HTTP request / upgrade written by hand, reads into a shared
  * buffer). A million events a second cannot be parsed by full SSE/ws clients on the same two cores as the server (they
- * would measure themselves),
- * so one subscriber in SAMPLE_EVERY scans its bytes for each alert_action's `reason` (send time) and `timestamp`
- * (publish time) — events are never split by a chunked-encoding or WebSocket frame header, so scanning with a carried
+ * would measure themselves), so one subscriber in SAMPLE_EVERY scans its bytes for each alert_action's `reason` (send
+ * time) and `timestamp` (publish time) — events are never split by a chunked-encoding or WebSocket frame header, so scanning with a carried
  * tail is exact — and every subscriber counts its bytes after `init`: all of a kind must end with the same count.
  */
 async function receiverWorker(job: ReceiverJob): Promise<void> {
