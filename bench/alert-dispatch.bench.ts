@@ -206,8 +206,9 @@ const OPEN_BRACE = 0x7b;
  * Opens the SSE and WebSocket subscribers as raw sockets (HTTP request / upgrade written by hand, reads into a shared
  * buffer). A million events a second cannot be parsed by full SSE/ws clients on the same two cores as the server (they
  * would measure themselves), so one subscriber in SAMPLE_EVERY scans its bytes for each alert_action's `reason` (send
- * time) and `timestamp` (publish time) — events are never split by a chunked-encoding or WebSocket frame header, so scanning with a carried
- * tail is exact — and every subscriber counts its bytes after `init`: all of a kind must end with the same count.
+ * time) and `timestamp` (publish time) — events are never split by a chunked-encoding or WebSocket frame header, so
+ * scanning with a carried tail is exact — and every subscriber counts its bytes after `init`: all of a kind must end
+ * with the same count.
  */
 async function receiverWorker(job: ReceiverJob): Promise<void> {
   const fanout = { sse: new Histogram(), ws: new Histogram() };
