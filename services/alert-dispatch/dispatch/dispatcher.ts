@@ -94,7 +94,8 @@ export class Dispatcher {
     const subscription = this.deps.subscriptions.find(received.alert_name);
     const plan = resolvePlan(received, subscription);
     // Tools, the agent and the event see the effective escalation, threshold included.
-    const request: ActionRequest = { ...received, escalated: plan.escalated };
+    const request: ActionRequest =
+      received.escalated === plan.escalated ? received : { ...received, escalated: plan.escalated };
     const result: DispatchResult = {
       event_id: request.event_id,
       source_id: request.source_id,
@@ -121,7 +122,8 @@ export class Dispatcher {
       return finish(result, started);
     }
 
-    const runnable: DispatchTool[] = [];
+    let snapshotTool: DispatchTool | undefined;
+    const rest: DispatchTool[] = [];
     for (const name of plan.tools) {
       const tool = this.deps.registry.get(name);
       if (!tool) {
@@ -132,18 +134,18 @@ export class Dispatcher {
           event_id: request.event_id,
           requires_env: tool.requiresEnv,
         });
+      } else if (tool.name === SNAPSHOT_TOOL) {
+        snapshotTool = tool;
       } else {
-        runnable.push(tool);
+        rest.push(tool);
       }
     }
-    const snapshotTool = runnable.find((t) => t.name === SNAPSHOT_TOOL);
     if (snapshotTool) {
       const r = await this.runOne(snapshotTool, plan.toolArguments[SNAPSHOT_TOOL] ?? {}, request, result);
       record(result, r);
       if (r.success && typeof r.output?.snapshot_path === 'string') result.snapshot_path = r.output.snapshot_path;
     }
 
-    const rest = runnable.filter((t) => t.name !== SNAPSHOT_TOOL);
     let selected = rest.map((tool) => ({ tool, args: plan.toolArguments[tool.name] ?? {} }));
     result.mode = 'rules';
     if (this.deps.agent && rest.length > 0) {

@@ -36,8 +36,10 @@ export function resolvePlan(request: ActionRequest, subscription: SubscriptionDe
   const base = request.tools?.length ? request.tools : subscription?.tools.length ? subscription.tools : FALLBACK_TOOLS;
   const escalation = request.escalation ?? subscription?.escalation;
   const escalated = isEscalated(request, escalation);
-  const tools = [...new Set([...base, ...(escalated ? (escalation?.additional_tools ?? []) : [])])];
+  const extra = escalated ? (escalation?.additional_tools ?? []) : [];
+  // A single tool (the common case) needs no de-duplication.
+  const tools = base.length === 1 && extra.length === 0 ? base : [...new Set([...base, ...extra])];
   // Request arguments override the subscription's per tool, not per field: a request names a whole argument object.
-  const toolArguments = { ...(subscription?.tool_arguments ?? {}), ...(request.tool_arguments ?? {}) };
+  const toolArguments = { ...subscription?.tool_arguments, ...request.tool_arguments };
   return { tools, toolArguments, dedup: request.dedup ?? subscription?.dedup, escalation, escalated };
 }
