@@ -5,18 +5,21 @@
  *
  * The service runs in this process with its real wiring (`startAlertDispatch`); load generators and stream clients
  * run as child processes of this same file. The service logger is at `warn`, so `log_alert` lines and the
- * access log are filtered by winston's level check and console I/O does not dominate (the bare endpoint logs nothing).
- * Fan-out delay = receipt time − the event's `timestamp` (set by the dispatcher just before publish, ms resolution);
+ * access log are filtered by winston's level check (the bare endpoint logs nothing either); a second instance logs at
+ * `info` into a file, so that execute is also measured with every `log_alert` line written.
+ * Fan-out delay = receipt time − the event's `timestamp` (set by the dispatcher when the dispatch starts, ms resolution);
  * end-to-end = receipt time − the send time the load generator put in `reason`. Loopback only, bounded durations.
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { fork, type ChildProcess } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -453,6 +456,24 @@ export default async function run(): Promise<void> {
     { ALERT_DISPATCH_HOST: '127.0.0.1', ALERT_DISPATCH_PORT: '0', ARGUS_DATA_DIR: dataDir },
     logger,
   );
+  // A second instance whose log_alert lines are written: JSON at info into a file, with a synchronous write per
+  // batch of lines, as stdout does when it is a file or a pipe.
+  const logFd = openSync(path.join(dataDir, 'service.log'), 'w');
+  const logFile = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      writeSync(logFd, chunk);
+      callback();
+    },
+  });
+  const logging = await startAlertDispatch(
+    { ALERT_DISPATCH_HOST: '127.0.0.1', ALERT_DISPATCH_PORT: '0', ARGUS_DATA_DIR: path.join(dataDir, 'logging') },
+    createLogger({
+      service: 'alert-dispatch',
+      level: 'info',
+      json: true,
+      streams: { stdout: logFile, stderr: logFile },
+    }),
+  );
   const bare = await startBareKoa();
   const kit = await startKitRoute(logger);
   try {
@@ -466,13 +487,18 @@ export default async function run(): Promise<void> {
       { name: 'bare Koa', url: `${bare.url}/echo` },
       { name: 'kit route', url: `${kit.url}/echo` },
       { name: 'POST /actions/execute', url: `${service.url}/api/v1/actions/execute` },
+      { name: 'execute, lines written', url: `${logging.url}/api/v1/actions/execute` },
     ]);
+    const lines = (await readFile(path.join(dataDir, 'service.log'), 'utf8')).split('\n').length - 1;
+    console.log(`  (${lines} log lines written by the second instance)`);
     await measureFanout(service.url);
     console.log(`load average ${loadavg()} at the end`);
   } finally {
     await bare.close();
     await kit.close();
     await service.close();
+    await logging.close();
+    closeSync(logFd);
     await rm(dataDir, { recursive: true, force: true });
   }
 }
