@@ -71,6 +71,18 @@ describe('createLogger', () => {
     expect(lines('out')[0]).toMatchObject({ message: 'odd', big: '10', self: { big: '10', self: '[Circular]' } });
   });
 
+  it('writes readable text lines when json is off, odd metadata included', async () => {
+    const stdout = new PassThrough();
+    let text = '';
+    stdout.on('data', (chunk) => (text += chunk));
+    const logger = createLogger({ service: 'svc', json: false, streams: { stdout, stderr: new PassThrough() } });
+    const meta: Record<string, unknown> = { n: 1 };
+    meta.self = meta;
+    logger.info('hello', meta);
+    await nextTurn();
+    expect(text).toMatch(/ svc: hello \{.*"n":1.*"\[Circular\]"/);
+  });
+
   it.each(['exit', 'throw'])('loses no line when the process ends in the same turn (%s)', async (how) => {
     const child = fileURLToPath(new URL('../../../test/support/log-then-exit.ts', import.meta.url));
     const result = await promisify(execFile)(process.execPath, ['--import', 'tsx', child, how], {

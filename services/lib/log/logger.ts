@@ -27,20 +27,25 @@ const MESSAGE = Symbol.for('message');
 const safeJson = winston.format.json();
 
 /**
- * One JSON object per line. JSON.stringify is several times cheaper than winston's json format (a stable, sorted,
+ * JSON of a log record. JSON.stringify is several times cheaper than winston's json format (a stable, sorted,
  * cycle-safe serializer), which remains the fallback for what JSON.stringify refuses (cycles, BigInt).
  */
-const jsonLine = winston.format((info) => {
+function toJson(record: Record<string, unknown>): string {
   try {
-    (info as any)[MESSAGE] = JSON.stringify(info);
-    return info;
+    return JSON.stringify(record);
   } catch {
-    return safeJson.transform(info, safeJson.options);
+    return (safeJson.transform({ ...record } as winston.Logform.TransformableInfo, safeJson.options) as any)[MESSAGE];
   }
+}
+
+/** One JSON object per line. */
+const jsonLine = winston.format((info) => {
+  (info as any)[MESSAGE] = toJson(info);
+  return info;
 });
 
 const readable = winston.format.printf(({ level, message, timestamp, service, requestId, ...rest }) => {
-  const extra = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : '';
+  const extra = Object.keys(rest).length ? ` ${toJson(rest)}` : '';
   const rid = requestId ? ` [${String(requestId)}]` : '';
   return `${String(timestamp)} ${level} ${String(service)}${rid}: ${String(message)}${extra}`;
 });
