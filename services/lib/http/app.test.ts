@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Joi from 'joi';
 import { createLogger } from '../log/index.js';
 import { createHttpApp, defineRoute, detailStyle, HttpError, listen, statusMessageStyle } from './index.js';
-import type { RunningServer } from './index.js';
+import type { RouteSpec, RunningServer } from './index.js';
 
 const logger = createLogger({ service: 'test', level: 'error', json: true });
 
@@ -149,69 +149,59 @@ describe('http kit with the {status,message} style', () => {
   });
 });
 
+/** Serves `routes` with the {detail} error style on a loopback port for the duration of `use`. */
+async function withDetailApp(
+  routes: RouteSpec[],
+  use: (post: (path: string, body: string) => Promise<Response>) => Promise<void>,
+) {
+  const { app } = createHttpApp({
+    info: { title: 'T', version: '1' },
+    service: 'detail',
+    logger,
+    errors: detailStyle(),
+    routes,
+  });
+  const server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'detail' });
+  try {
+    await use((path, body) =>
+      fetch(server.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body }),
+    );
+  } finally {
+    await server.close();
+  }
+}
+
 describe('http kit with the {detail} style', () => {
   it('answers validation failures with 422 and per-field errors', async () => {
-    const { app } = createHttpApp({
-      info: { title: 'T', version: '1' },
-      service: 'detail',
-      logger,
-      errors: detailStyle(),
-      routes: [routes[0]],
-    });
-    const server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'detail' });
-    try {
-      const res = await fetch(server.url + '/items/abc', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{"name": 3}',
-      });
+    await withDetailApp([routes[0]], async (post) => {
+      const res = await post('/items/abc', '{"name": 3}');
       expect(res.status).toBe(422);
       const body = await res.json();
       expect(body.errors).toEqual([{ loc: ['body', 'name'], msg: 'name must be a string', type: 'string.base' }]);
-    } finally {
-      await server.close();
-    }
-  });
-});
-
-describe('http kit fast body path', () => {
-  it('uses the route’s fastBody value when it gives one and the joi schema otherwise', async () => {
-    const { app } = createHttpApp({
-      info: { title: 'T', version: '1' },
-      service: 'fast',
-      logger,
-      errors: detailStyle(),
-      routes: [
-        defineRoute({
-          method: 'post',
-          path: '/echo',
-          summary: 'Echo the validated body',
-          request: {
-            body: Joi.object({ name: Joi.string().required(), via: Joi.string().default('schema') }),
-            fastBody: (body: any) => (body?.name === 'quick' ? { name: 'quick', via: 'fast path' } : undefined),
-          },
-          responses: { 200: { description: 'the body' } },
-          handler: (ctx) => {
-            ctx.body = ctx.state.body;
-          },
-        }),
-      ],
     });
-    const server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'fast' });
-    const post = (body: unknown) =>
-      fetch(server.url + '/echo', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-    try {
-      expect(await (await post({ name: 'quick' })).json()).toEqual({ name: 'quick', via: 'fast path' });
-      expect(await (await post({ name: 'slow' })).json()).toEqual({ name: 'slow', via: 'schema' });
-      const invalid = await post({ name: 5 });
+  });
+
+  it('uses a route’s fastBody value when it gives one and the joi schema otherwise', async () => {
+    const echo = defineRoute({
+      method: 'post',
+      path: '/echo',
+      summary: 'Echo the validated body',
+      request: {
+        body: Joi.object({ name: Joi.string().required(), via: Joi.string().default('schema') }),
+        fastBody: (body: any) => (body?.name === 'quick' ? { name: 'quick', via: 'fast path' } : undefined),
+      },
+      responses: { 200: { description: 'the body' } },
+      handler: (ctx) => {
+        ctx.body = ctx.state.body;
+      },
+    });
+    await withDetailApp([echo], async (post) => {
+      const echoed = async (body: unknown) => (await post('/echo', JSON.stringify(body))).json();
+      expect(await echoed({ name: 'quick' })).toEqual({ name: 'quick', via: 'fast path' });
+      expect(await echoed({ name: 'slow' })).toEqual({ name: 'slow', via: 'schema' });
+      const invalid = await post('/echo', JSON.stringify({ name: 5 }));
       expect(invalid.status).toBe(422);
       expect((await invalid.json()).errors[0].loc).toEqual(['body', 'name']);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });
