@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Joi from 'joi';
+import { PassThrough } from 'node:stream';
 import { createLogger } from '../log/index.js';
 import { createHttpApp, defineRoute, detailStyle, HttpError, listen, statusMessageStyle } from './index.js';
 import type { RouteSpec, RunningServer } from './index.js';
@@ -203,5 +204,43 @@ describe('http kit with the {detail} style', () => {
       expect(invalid.status).toBe(422);
       expect((await invalid.json()).errors[0].loc).toEqual(['body', 'name']);
     });
+  });
+});
+
+describe('http kit access log', () => {
+  it('writes one http-level line per request with its id, route, status and duration', async () => {
+    const stdout = new PassThrough();
+    let text = '';
+    stdout.on('data', (chunk) => (text += chunk));
+    const httpLogger = createLogger({ service: 'acc', level: 'http', json: true, streams: { stdout, stderr: stdout } });
+    const { app } = createHttpApp({
+      info: { title: 'T', version: '1' },
+      service: 'acc',
+      logger: httpLogger,
+      errors: detailStyle(),
+      routes,
+    });
+    const server = await listen(app, { port: 0, host: '127.0.0.1', logger: httpLogger, name: 'acc' });
+    try {
+      await fetch(server.url + '/teapot', { headers: { 'x-request-id': 'req-42' } });
+      await new Promise((resolve) => setImmediate(resolve));
+      const lines = text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.message === 'request');
+      expect(lines).toEqual([
+        expect.objectContaining({
+          level: 'http',
+          requestId: 'req-42',
+          method: 'GET',
+          path: '/teapot',
+          status: 418,
+          duration_ms: expect.any(Number),
+        }),
+      ]);
+    } finally {
+      await server.close();
+    }
   });
 });

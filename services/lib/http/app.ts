@@ -7,7 +7,7 @@ import type Joi from 'joi';
 import { HttpError, type ErrorStyle, type ValidationIssue } from './errors.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { buildOpenApi, type ApiInfo } from './openapi.js';
-import { requestIdMiddleware } from './request-id.js';
+import { assignRequestId } from './request-id.js';
 import type { RouteContext, RouteSpec } from './route.js';
 import { RequestValidationError, validatePart } from './validation.js';
 
@@ -32,50 +32,36 @@ export interface HttpApp {
   metrics: HttpMetrics;
 }
 
-function errorMiddleware(logger: Logger, style: ErrorStyle): Koa.Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-      if (ctx.status === 404 && ctx.body === undefined && ctx.respond !== false) {
-        throw new HttpError(404, 'Not Found');
-      }
-    } catch (err: any) {
-      if (err instanceof RequestValidationError) {
-        ctx.status = style.validationStatus;
-        ctx.body = style.render(ctx.status, err.message, err.issues);
-      } else if (err instanceof HttpError) {
-        ctx.status = err.status;
-        ctx.set(err.headers);
-        ctx.body = style.render(err.status, err.message);
-      } else if (err?.status >= 400 && err.status < 500) {
-        // koa / koa-body client errors (malformed JSON, body too large): answer them without their internals.
-        ctx.status = err.status;
-        const message = err instanceof SyntaxError ? 'Invalid JSON body' : err.expose ? err.message : 'Invalid request';
-        ctx.body = style.render(err.status, message);
-      } else {
-        logger.error('unhandled error', { requestId: ctx.state.requestId, error: err?.message, stack: err?.stack });
-        ctx.status = 500;
-        ctx.body = style.render(500, style.internalMessage);
-      }
-    }
-  };
+/** Answers a failed request in the service's error style; unexpected errors are logged and hidden behind a 500. */
+function renderError(ctx: Koa.Context, err: any, logger: Logger, style: ErrorStyle): void {
+  if (err instanceof RequestValidationError) {
+    ctx.status = style.validationStatus;
+    ctx.body = style.render(ctx.status, err.message, err.issues);
+  } else if (err instanceof HttpError) {
+    ctx.status = err.status;
+    ctx.set(err.headers);
+    ctx.body = style.render(err.status, err.message);
+  } else if (err?.status >= 400 && err.status < 500) {
+    // koa / koa-body client errors (malformed JSON, body too large): answer them without their internals.
+    ctx.status = err.status;
+    const message = err instanceof SyntaxError ? 'Invalid JSON body' : err.expose ? err.message : 'Invalid request';
+    ctx.body = style.render(err.status, message);
+  } else {
+    logger.error('unhandled error', { requestId: ctx.state.requestId, error: err?.message, stack: err?.stack });
+    ctx.status = 500;
+    ctx.body = style.render(500, style.internalMessage);
+  }
 }
 
-function accessLog(logger: Logger): Koa.Middleware {
-  return async (ctx, next) => {
-    // winston formats a line even when its level is filtered out: skip the work on the hot path.
-    if (!logger.isLevelEnabled('http')) return next();
-    const started = process.hrtime.bigint();
-    await next();
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    logger.http('request', {
-      requestId: ctx.state.requestId,
-      method: ctx.method,
-      path: ctx.path,
-      status: ctx.status,
-      duration_ms: Math.round(ms * 10) / 10,
-    });
-  };
+/** One `http`-level line per request. */
+function logAccess(logger: Logger, ctx: Koa.Context, ms: number): void {
+  logger.http('request', {
+    requestId: ctx.state.requestId,
+    method: ctx.method,
+    path: ctx.path,
+    status: ctx.status,
+    duration_ms: Math.round(ms * 10) / 10,
+  });
 }
 
 /** Validates one part, adding its issues to `issues` (value undefined then) instead of throwing them. */
@@ -123,8 +109,28 @@ function routeMiddleware(route: RouteSpec, jsonLimit: string): Koa.Middleware[] 
 /** Prefixes of `/metrics`, `/openapi.json`, `/docs*` and `/redoc*` (the router matches case-insensitively). */
 const OPS_PATH = /^\/(?:metrics|openapi\.json|docs|redoc)/i;
 
-function isOpsPath(path: string): boolean {
-  return OPS_PATH.test(path);
+/**
+ * What happens around every request, as one Koa layer (each layer costs on every request): a request id; the
+ * operations and docs router for their path prefixes, else the API routes; errors (and unmatched paths) answered in
+ * the service's style; then the metrics observation and the access log line, with the final status.
+ */
+function requestEnvelope(logger: Logger, style: ErrorStyle, metrics: HttpMetrics, ops: Koa.Middleware): Koa.Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    assignRequestId(ctx);
+    try {
+      await (OPS_PATH.test(ctx.path) ? ops(ctx, next) : next());
+      if (ctx.status === 404 && ctx.body === undefined && ctx.respond !== false) {
+        throw new HttpError(404, 'Not Found');
+      }
+    } catch (err) {
+      renderError(ctx, err, logger, style);
+    }
+    const ms = performance.now() - started;
+    metrics.observe(ctx, ms / 1000);
+    // winston formats a line even when its level is filtered out: skip the work on the hot path.
+    if (logger.isLevelEnabled('http')) logAccess(logger, ctx, ms);
+  };
 }
 
 /**
@@ -150,13 +156,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
   const opsRoutes = ops.routes() as unknown as Koa.Middleware;
 
-  app.use(requestIdMiddleware);
-  app.use(accessLog(options.logger));
-  app.use(metrics.middleware);
-  app.use(errorMiddleware(options.logger, options.errors));
-  // Operations and docs paths share one router, entered only for their prefixes: a router dispatch per request
-  // is measurable on the API hot path.
-  app.use((ctx, next) => (isOpsPath(ctx.path) ? opsRoutes(ctx, next) : next()));
+  app.use(requestEnvelope(options.logger, options.errors, metrics, opsRoutes));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return { app, openapi, metrics };
