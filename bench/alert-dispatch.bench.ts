@@ -498,6 +498,8 @@ export default async function run(): Promise<void> {
     await kit.close();
     await service.close();
     await logging.close();
+    // Its last lines are written at the end of the turn: only then is the file closed.
+    await new Promise((resolve) => setImmediate(resolve));
     closeSync(logFd);
     await rm(dataDir, { recursive: true, force: true });
   }
