@@ -13,7 +13,9 @@ export function logAlertTool(): DispatchTool {
     async run({ request, snapshotPath, logger }) {
       // winston builds the whole line even when `info` is filtered out: skip that work on the dispatch path.
       if (!logger.isLevelEnabled('info')) return { logged: false };
-      logger.info('alert', { tool: 'log_alert', ...alertSummary(request, snapshotPath) });
+      // The alert's own time goes in alert_timestamp: `timestamp` is the log record's time on every line.
+      const { timestamp, ...summary } = alertSummary(request, snapshotPath);
+      logger.info('alert', { tool: 'log_alert', ...summary, alert_timestamp: timestamp });
       return { logged: true };
     },
   };

@@ -167,8 +167,12 @@ describe('log_alert', () => {
         event_id: 'evt-1',
         source_id: 'cam/1',
         snapshot_path: '/s.jpg',
+        alert_timestamp: request().timestamp,
       }),
     ]);
+    // The line's own `timestamp` is when it was logged, not the alert's time.
+    expect(lines[0].timestamp).not.toBe(request().timestamp);
+    expect(Date.parse(lines[0].timestamp)).not.toBeNaN();
   });
 });
 
