@@ -2,9 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import mqtt from 'mqtt';
-import winston from 'winston';
 import { createLogger } from '../../lib/log/index.js';
 import { runTool, type RetryPolicy } from '../dispatch/run-tool.js';
 import type { ActionRequest } from '../dispatch/types.js';
@@ -15,6 +13,7 @@ import { logAlertTool } from './log-alert.js';
 import { publishMqttTool, renderTopic } from './publish-mqtt.js';
 import { triggerWebhookTool, parseRetryAfter } from './trigger-webhook.js';
 import { fixtureImage } from '../../../test/support/fixtures.js';
+import { captureLogs, logsWritten } from '../../../test/support/logs.js';
 
 const logger = createLogger({ service: 'test', level: 'error', json: true });
 const JPEG = fixtureImage('person_multi_det.jpg');
@@ -144,13 +143,7 @@ describe('trigger_webhook', () => {
 
 describe('log_alert', () => {
   it('writes one structured log line with the alert summary', async () => {
-    const lines: any[] = [];
-    const capture = createLogger({ service: 'test', level: 'info', json: true });
-    capture.clear().add(
-      new winston.transports.Stream({
-        stream: new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk))), done()) }),
-      }),
-    );
+    const { logger: capture, lines } = captureLogs();
     const r = await runTool(logAlertTool(), {
       request: request(),
       args: {},
@@ -158,8 +151,9 @@ describe('log_alert', () => {
       logger: capture,
       policy: recordingPolicy().policy,
     });
+    await logsWritten();
     expect(r.success).toBe(true);
-    expect(lines).toEqual([
+    expect(lines()).toEqual([
       expect.objectContaining({
         level: 'info',
         message: 'alert',
@@ -171,8 +165,8 @@ describe('log_alert', () => {
       }),
     ]);
     // The line's own `timestamp` is when it was logged, not the alert's time.
-    expect(lines[0].timestamp).not.toBe(request().timestamp);
-    expect(Date.parse(lines[0].timestamp)).not.toBeNaN();
+    expect(lines()[0].timestamp).not.toBe(request().timestamp);
+    expect(Date.parse(lines()[0].timestamp)).not.toBeNaN();
   });
 });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Joi from 'joi';
-import { PassThrough } from 'node:stream';
 import { createLogger } from '../log/index.js';
+import { captureLogs, logsWritten } from '../../../test/support/logs.js';
 import { createHttpApp, defineRoute, detailStyle, HttpError, listen, statusMessageStyle } from './index.js';
 import type { RouteSpec, RunningServer } from './index.js';
 
@@ -209,10 +209,7 @@ describe('http kit with the {detail} style', () => {
 
 describe('http kit access log', () => {
   it('writes one http-level line per request with its id, route, status and duration', async () => {
-    const stdout = new PassThrough();
-    let text = '';
-    stdout.on('data', (chunk) => (text += chunk));
-    const httpLogger = createLogger({ service: 'acc', level: 'http', json: true, streams: { stdout, stderr: stdout } });
+    const { logger: httpLogger, lines } = captureLogs({ service: 'acc', level: 'http' });
     const { app } = createHttpApp({
       info: { title: 'T', version: '1' },
       service: 'acc',
@@ -223,13 +220,8 @@ describe('http kit access log', () => {
     const server = await listen(app, { port: 0, host: '127.0.0.1', logger: httpLogger, name: 'acc' });
     try {
       await fetch(server.url + '/teapot', { headers: { 'x-request-id': 'req-42' } });
-      await new Promise((resolve) => setImmediate(resolve));
-      const lines = text
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-        .filter((l) => l.message === 'request');
-      expect(lines).toEqual([
+      await logsWritten();
+      expect(lines().filter((l) => l.message === 'request')).toEqual([
         expect.objectContaining({
           level: 'http',
           requestId: 'req-42',

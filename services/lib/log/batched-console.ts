@@ -1,7 +1,7 @@
 import TransportStream from 'winston-transport';
 
 /** winston's info keys for the formatted line and the level (global symbols, see triple-beam). */
-const MESSAGE = Symbol.for('message');
+export const MESSAGE = Symbol.for('message');
 const LEVEL = Symbol.for('level');
 
 /** Lines queued beyond this many characters are written at once instead of at the end of the turn. */

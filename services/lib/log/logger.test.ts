@@ -1,39 +1,19 @@
 import { describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { createLogger } from './index.js';
-
-/** A logger writing JSON lines into two in-memory streams, and what they received so far. */
-function capture(level = 'info') {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const text = { out: '', err: '' };
-  stdout.on('data', (chunk) => (text.out += chunk));
-  stderr.on('data', (chunk) => (text.err += chunk));
-  const logger = createLogger({ service: 'svc', level, json: true, streams: { stdout, stderr } });
-  const lines = (which: 'out' | 'err') =>
-    text[which]
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
-  return { logger, lines };
-}
-
-/** Lets the current event-loop turn end, so that batched lines are written. */
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+import { captureLogs, logsWritten } from '../../../test/support/logs.js';
 
 describe('createLogger', () => {
   it('writes JSON lines at the end of the turn: info to stdout, warn and error to stderr, in order', async () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = captureLogs({ service: 'svc' });
     logger.info('one', { n: 1 });
     logger.debug('filtered');
     logger.info('two', { n: 2 });
     logger.warn('three');
     expect(lines('out')).toEqual([]);
-    await nextTurn();
+    await logsWritten();
     expect(lines('out')).toEqual([
       expect.objectContaining({ level: 'info', message: 'one', n: 1, service: 'svc', timestamp: expect.any(String) }),
       expect.objectContaining({ level: 'info', message: 'two', n: 2 }),
@@ -42,7 +22,7 @@ describe('createLogger', () => {
   });
 
   it('writes an error line at once, together with the lines queued before it', () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = captureLogs({ service: 'svc' });
     logger.info('before');
     logger.error('failed', { code: 7 });
     expect(lines('out').map((l) => l.message)).toEqual(['before']);
@@ -50,9 +30,9 @@ describe('createLogger', () => {
   });
 
   it('redacts secret-looking fields', async () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = captureLogs({ service: 'svc' });
     logger.info('connect', { password: 'hunter2', api_key: 'k', Authorization: 'Bearer x', user: 'ana' });
-    await nextTurn();
+    await logsWritten();
     expect(lines('out')[0]).toMatchObject({
       password: '[redacted]',
       api_key: '[redacted]',
@@ -62,25 +42,22 @@ describe('createLogger', () => {
   });
 
   it('still writes a line whose metadata JSON.stringify refuses (a cycle, a BigInt)', async () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = captureLogs({ service: 'svc' });
     const meta: Record<string, unknown> = { big: 10n };
     meta.self = meta;
     logger.info('odd', meta);
-    await nextTurn();
+    await logsWritten();
     // winston copies the metadata into the line's object, so the cycle shows one level down.
     expect(lines('out')[0]).toMatchObject({ message: 'odd', big: '10', self: { big: '10', self: '[Circular]' } });
   });
 
   it('writes readable text lines when json is off, odd metadata included', async () => {
-    const stdout = new PassThrough();
-    let text = '';
-    stdout.on('data', (chunk) => (text += chunk));
-    const logger = createLogger({ service: 'svc', json: false, streams: { stdout, stderr: new PassThrough() } });
+    const { logger, text } = captureLogs({ service: 'svc', json: false });
     const meta: Record<string, unknown> = { n: 1 };
     meta.self = meta;
     logger.info('hello', meta);
-    await nextTurn();
-    expect(text).toMatch(/ svc: hello \{.*"n":1.*"\[Circular\]"/);
+    await logsWritten();
+    expect(text.out).toMatch(/ svc: hello \{.*"n":1.*"\[Circular\]"/);
   });
 
   it.each(['exit', 'throw'])('loses no line when the process ends in the same turn (%s)', async (how) => {

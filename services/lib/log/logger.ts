@@ -1,5 +1,5 @@
 import winston from 'winston';
-import { BatchedConsoleTransport, type ConsoleStreams } from './batched-console.js';
+import { BatchedConsoleTransport, MESSAGE, type ConsoleStreams } from './batched-console.js';
 
 /** Logger used across services: winston with the service name on every line. */
 export type Logger = winston.Logger;
@@ -23,7 +23,6 @@ const redactSecrets = winston.format((info) => {
   return info;
 });
 
-const MESSAGE = Symbol.for('message');
 const safeJson = winston.format.json();
 
 /**
