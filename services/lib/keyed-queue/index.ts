@@ -1,0 +1,2 @@
+export { KeyedQueue, QueueClosedError } from './keyed-queue.js';
+export type { BackOff, KeyedQueueOptions } from './keyed-queue.js';
