@@ -1,0 +1,24 @@
+export { API_VERSION, GROUP, VERSION, conditionSchema } from './meta.js';
+export type { Condition, ObjectMeta, OwnerReference } from './meta.js';
+export { CATEGORY, RESOURCES, schemaProblems } from './resources.js';
+export type { AnyResource, KindName, PrinterColumn, ResourceDefinition, ResourceKinds } from './resources.js';
+export {
+  INGEST_MAX_ITEMS,
+  INGEST_SOURCES,
+  INGEST_STATES,
+  ITEM_MESSAGE_MAX,
+  TERMINAL_INGEST_STATES,
+} from './ingestjob.js';
+export type {
+  IngestItem,
+  IngestItemResult,
+  IngestJob,
+  IngestJobSpec,
+  IngestJobStatus,
+  IngestSource,
+  IngestState,
+} from './ingestjob.js';
+export { CAMERA_WATCHER_PHASES } from './camerawatcher.js';
+export type { CameraWatcher, CameraWatcherPhase, CameraWatcherSpec, CameraWatcherStatus } from './camerawatcher.js';
+export { CAPTION_RUN_PHASES } from './captionrun.js';
+export type { CaptionRun, CaptionRunPhase, CaptionRunSpec, CaptionRunStatus } from './captionrun.js';
