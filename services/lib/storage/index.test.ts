@@ -15,7 +15,7 @@ describe('createObjectStore', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  it('builds the s3 adapter without contacting the server', () => {
+  it('builds the s3 adapter without contacting the server', async () => {
     const store = createObjectStore({
       backend: 's3',
       endpoint: 'http://127.0.0.1:9',
@@ -25,6 +25,6 @@ describe('createObjectStore', () => {
     });
     expect(store).toBeInstanceOf(S3ObjectStore);
     expect(store.backend).toBe('s3');
-    (store as S3ObjectStore).close();
+    await store.close();
   });
 });

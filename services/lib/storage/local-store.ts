@@ -25,6 +25,7 @@ const TEMP_DIR = '.argus-tmp';
 /** ObjectStore on the local filesystem: each bucket is a directory under `root`, each key a file path inside it. */
 export class LocalObjectStore implements ObjectStore {
   readonly backend = 'local';
+  readonly hasLocalFiles = true;
   private readonly root: string;
   private realRoot?: string;
 
@@ -71,6 +72,13 @@ export class LocalObjectStore implements ObjectStore {
     if (!range) return createReadStream(file);
     if (range.start >= info.size) throw new RangeError(`range starts past the end of ${bucket}/${key}`);
     return createReadStream(file, { start: range.start, end: Math.min(range.end, info.size - 1) });
+  }
+
+  /** The stored file itself: readers must not write or remove it (a put to the same key replaces it atomically). */
+  async localPath(bucket: string, key: string): Promise<string> {
+    const file = this.objectPath(bucket, key);
+    if (!(await this.fileStats(file))) throw new ObjectNotFoundError(bucket, key);
+    return file;
   }
 
   async stat(bucket: string, key: string): Promise<ObjectInfo | undefined> {
@@ -122,6 +130,9 @@ export class LocalObjectStore implements ObjectStore {
       await access(this.root, constants.R_OK | constants.W_OK);
     });
   }
+
+  /** Nothing to release: every call opens and closes its own files. */
+  async close(): Promise<void> {}
 
   private bucketPath(bucket: string): string {
     assertValidBucketName(bucket);

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { InvalidKeyError, ObjectNotFoundError, ObjectTooLargeError, type ObjectStore } from './object-store.js';
 
-/** How a contract run gets its store: made once per suite, closed after. */
+/** How a contract run gets its store: made once per suite; the suite closes the store, then calls `close`. */
 export interface ObjectStoreFixture {
   store: ObjectStore;
   close?: () => Promise<void>;
@@ -62,6 +63,7 @@ export function describeObjectStoreContract(name: string, makeStore: () => Promi
       store = fixture.store;
     });
     afterAll(async () => {
+      await store?.close();
       await fixture?.close?.();
     });
 
@@ -238,6 +240,24 @@ export function describeObjectStoreContract(name: string, makeStore: () => Promi
       expect(await store.deletePrefix(bucket, '')).toBe(3);
       expect(await store.list(bucket)).toEqual([]);
       expect(await store.bucketExists(bucket)).toBe(true);
+    });
+
+    it('hands out the stored file itself where it keeps files, and nothing where it does not', async () => {
+      const bucket = freshBucket();
+      const data = pattern(200_000, 5);
+      await store.put(bucket, 'vid/clip.mp4', chunked(data));
+      const file = await store.localPath(bucket, 'vid/clip.mp4');
+      if (store.hasLocalFiles) {
+        expect(sha256(await readFile(file!))).toBe(sha256(data));
+        await expect(store.localPath(bucket, 'vid/missing.mp4')).rejects.toThrow(ObjectNotFoundError);
+        // A put to the same key replaces the file the path names.
+        await store.put(bucket, 'vid/clip.mp4', Buffer.from('new'));
+        expect((await readFile((await store.localPath(bucket, 'vid/clip.mp4'))!)).toString()).toBe('new');
+      } else {
+        expect(file).toBeUndefined();
+      }
+      await expect(store.localPath(bucket, '../escape.mp4')).rejects.toThrow(InvalidKeyError);
+      await expect(store.localPath('../etc', 'vid/clip.mp4')).rejects.toThrow(InvalidKeyError);
     });
 
     describe('rejects unsafe names before touching storage', () => {

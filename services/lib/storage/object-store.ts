@@ -83,4 +83,13 @@ export interface ObjectStore {
   bucketExists(bucket: string): Promise<boolean>;
   /** Health probe; throws StorageUnavailableError when the backend cannot be reached. */
   ping(): Promise<void>;
+  /** True when objects are files on this machine, so `localPath` hands them out instead of a copy being needed. */
+  readonly hasLocalFiles: boolean;
+  /**
+   * The object's own file on this machine, for read-only use (never write or remove it), or undefined when the store
+   * keeps objects elsewhere (then read it with `get`). Where it has files, a missing object throws ObjectNotFoundError.
+   */
+  localPath(bucket: string, key: string): Promise<string | undefined>;
+  /** Releases connections and sockets; the store is not used afterwards. */
+  close(): Promise<void>;
 }

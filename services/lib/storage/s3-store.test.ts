@@ -9,13 +9,7 @@ import { startS3rver, type S3rverHandle } from './testing/s3rver-server.js';
 describeObjectStoreContract('s3 (s3rver)', async () => {
   const server = await startS3rver();
   const store = new S3ObjectStore(server.storeConfig);
-  return {
-    store,
-    close: async () => {
-      store.close();
-      await server.stop();
-    },
-  };
+  return { store, close: () => server.stop() };
 });
 
 describe('S3ObjectStore specifics', () => {
@@ -32,8 +26,8 @@ describe('S3ObjectStore specifics', () => {
     expect(await plain.bucketExists('tenant-a-media')).toBe(true);
     expect(await plain.bucketExists('media')).toBe(false);
     expect(await store.stat('media', 'v/x.jpg')).toMatchObject({ size: 4, contentType: 'image/jpeg' });
-    store.close();
-    plain.close();
+    await store.close();
+    await plain.close();
   });
 
   it('maps an unreachable endpoint to StorageUnavailableError', async () => {
@@ -55,6 +49,6 @@ describe('S3ObjectStore specifics', () => {
     await expect(store.ping()).rejects.toThrow(StorageUnavailableError);
     await expect(store.stat('media', 'a')).rejects.toThrow(StorageUnavailableError);
     await expect(store.put('media', 'a', Buffer.from('x'))).rejects.toThrow(StorageUnavailableError);
-    store.close();
+    await store.close();
   });
 });

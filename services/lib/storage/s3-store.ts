@@ -63,6 +63,7 @@ export interface S3ObjectStoreConfig {
 /** ObjectStore on S3 or an S3-compatible server. Unknown-length bodies go up as multipart uploads, hashed on the way. */
 export class S3ObjectStore implements ObjectStore {
   readonly backend = 's3';
+  readonly hasLocalFiles = false;
   private readonly client: S3Client;
   private readonly bucketPrefix: string;
   private readonly partSize: number;
@@ -254,8 +255,15 @@ export class S3ObjectStore implements ObjectStore {
     await this.call('ping', () => this.client.send(new ListBucketsCommand({})));
   }
 
+  /** Objects live on the server (callers stream them with `get`); only the names are checked, without a request. */
+  async localPath(bucket: string, key: string): Promise<undefined> {
+    this.physicalBucket(bucket);
+    assertValidKey(key);
+    return undefined;
+  }
+
   /** Releases the client's sockets. */
-  close(): void {
+  async close(): Promise<void> {
     this.client.destroy();
   }
 
