@@ -2,3 +2,4 @@ export type { NewResource, ResourceStore, Watch, WatchEvent } from './resource-s
 export type { Worker, WorkerContext, WorkloadDriver, WorkloadSpec, WorkloadStatus } from './workload-driver.js';
 export { AlreadyExistsError, ConflictError, InvalidError, NotFoundError } from './errors.js';
 export { updateStatusWithRetry } from './status-update.js';
+export type { ServiceControlPlane } from './control-plane.js';
