@@ -7,9 +7,10 @@ export function sqlString(value: string): string {
 }
 
 /**
- * Translates a VectorFilter into a LanceDB SQL predicate over the store's columns: scalar equality on the JSON-encoded
- * `m_*` columns, `array_has_any` on the tags list. Values only ever appear as escaped literals of JSON text.
- * Returns undefined for "everything" and MATCHES_NOTHING when a filtered field has no column yet.
+ * Translates a VectorFilter into a LanceDB SQL predicate over the store's columns: scalar (in)equality on the
+ * JSON-encoded `m_*` columns, `array_has_any` on the tags list. Values only ever appear as escaped literals of JSON
+ * text. Returns undefined for "everything" and MATCHES_NOTHING when an `equals` field has no column yet (a
+ * `notEquals` field without a column restricts nothing: no record holds it).
  */
 export function lanceWhere(
   filter: VectorFilter | undefined,
@@ -21,6 +22,11 @@ export function lanceWhere(
     const column = scalarFieldName(key);
     if (!columns.has(column)) return MATCHES_NOTHING;
     clauses.push(`${column} = ${sqlString(JSON.stringify(value))}`);
+  }
+  for (const [key, value] of Object.entries(filter?.notEquals ?? {})) {
+    const column = scalarFieldName(key);
+    // NULL <> x is NULL in SQL, so records without the field are asked for explicitly.
+    if (columns.has(column)) clauses.push(`(${column} IS NULL OR ${column} <> ${sqlString(JSON.stringify(value))})`);
   }
   const tags = filter?.tagsAny ?? [];
   if (tags.length > 0)

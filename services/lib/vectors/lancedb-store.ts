@@ -166,10 +166,17 @@ export class LanceDbVectorStore implements VectorStore {
     return next;
   }
 
-  /** The SQL predicate; a column unknown here may have been added by another writer, so look once more first. */
+  /**
+   * The SQL predicate; a column unknown here may have been added by another writer, so look once more before
+   * answering "nothing" for `equals` and, because a missing `notEquals` column widens the match, before building one.
+   */
   private async whereFor(filter: VectorFilter | undefined): Promise<string | undefined | typeof MATCHES_NOTHING> {
+    const unknownNotEquals = Object.keys(filter?.notEquals ?? {}).some(
+      (key) => !this.columns.has(scalarFieldName(key)),
+    );
+    if (unknownNotEquals) await this.refreshColumns();
     const where = lanceWhere(filter, this.columns);
-    if (where !== MATCHES_NOTHING) return where;
+    if (where !== MATCHES_NOTHING || unknownNotEquals) return where;
     await this.refreshColumns();
     return lanceWhere(filter, this.columns);
   }

@@ -82,11 +82,11 @@ export function assertValidVector(vector: Float32Array | number[], dimension: nu
   }
 }
 
-/** Throws TypeError for filters that cannot be expressed (non-scalar values, `tags` under `equals`). */
+/** Throws TypeError for filters that cannot be expressed (non-scalar values, `tags` under `equals`/`notEquals`). */
 export function assertValidFilter(filter: VectorFilter | undefined): void {
   if (filter === undefined) return;
   if (filter === null || typeof filter !== 'object') throw new TypeError('filter must be an object');
-  for (const [key, value] of Object.entries(filter.equals ?? {})) {
+  for (const [key, value] of [...Object.entries(filter.equals ?? {}), ...Object.entries(filter.notEquals ?? {})]) {
     if (key === 'tags') throw new TypeError('filter tags with tagsAny, not equals');
     if (!isScalar(value)) throw new TypeError(`filter value for ${key} must be a string, number or boolean`);
   }

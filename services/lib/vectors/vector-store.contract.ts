@@ -116,6 +116,31 @@ export function describeVectorStoreContract(name: string, makeStore: () => Promi
       expect(await store.count({ tagsAny: ['car'] })).toBe(6);
     });
 
+    it('matches notEquals on records with another value, another type or without the field', async () => {
+      const store = await open();
+      await store.insert(corpus());
+      const here = { video_id: 'vid-0', bucket_name: 'bucket-a' };
+      await store.insert([
+        record(20, { ...here, run_id: 'run-2' }),
+        record(21, { ...here, run_id: 'run-1' }),
+        record(22, { video_id: 'vid-1', bucket_name: 'bucket-a', run_id: 'run-2' }),
+      ]);
+      expect(await store.count({ notEquals: { run_id: 'run-2' } })).toBe(13);
+      expect(await store.count({ notEquals: { never_written: 'x' } })).toBe(15);
+      expect(await store.count({ notEquals: { priority: '1' } })).toBe(15);
+      expect(await store.count({ notEquals: { priority: 1 } })).toBe(11);
+      const others = await store.search(vectorFor(21), 15, { equals: here, notEquals: { run_id: 'run-2' } });
+      expect(others.map((h) => h.id).sort()).toEqual(['rec-0', 'rec-21', 'rec-3']);
+      // Replace-on-success: everything of the video except the run that just completed.
+      expect(await store.delete({ equals: here, notEquals: { run_id: 'run-2' } })).toBe(3);
+      expect(await store.count({ equals: here })).toBe(1);
+      expect(await store.count({ equals: { run_id: 'run-2' } })).toBe(2);
+      expect(await store.count()).toBe(12);
+      expect(await store.count({ notEquals: { frame_id: 4 } })).toBe(11);
+      expect(await store.count({ notEquals: { frame_id: 'four' } })).toBe(12);
+      expect(await store.count({ notEquals: { frame_id: 4, run_id: 'run-2' } })).toBe(9);
+    });
+
     it('round-trips metadata exactly: lists, nulls, booleans, numbers, unicode and quotes', async () => {
       const store = await open();
       const metadata: Record<string, MetadataValue> = {
@@ -151,6 +176,7 @@ export function describeVectorStoreContract(name: string, makeStore: () => Promi
         expect(await store.search(vectorFor(1), 12, { equals: { video_id: hostile } })).toEqual([]);
         expect(await store.count({ equals: { camera: hostile } })).toBe(0);
         expect(await store.delete({ equals: { video_id: hostile } })).toBe(0);
+        expect(await store.count({ notEquals: { video_id: hostile } })).toBe(12);
         expect(await store.search(vectorFor(1), 12, { tagsAny: [hostile] })).toEqual([]);
       }
       expect(await store.count()).toBe(12);
@@ -178,6 +204,7 @@ export function describeVectorStoreContract(name: string, makeStore: () => Promi
       await expect(store.search([1, 2], 3)).rejects.toThrow(RangeError);
       await expect(store.search(vectorFor(1), 0)).rejects.toThrow(RangeError);
       await expect(store.count({ equals: { tags: 'car' } })).rejects.toThrow(TypeError);
+      await expect(store.delete({ notEquals: { camera: ['a'] as unknown as string } })).rejects.toThrow(TypeError);
       await expect(store.insert([{ id: 'x', vector: vectorFor(1), metadata: { frame_id: 'seven' } }])).rejects.toThrow(
         TypeError,
       );

@@ -10,11 +10,13 @@ export interface VectorRecord {
 
 /**
  * Filter on metadata: every listed field must match. `equals` compares top-level scalars exactly (type included:
- * 5 does not match '5'); `tagsAny` matches records whose `tags` list contains at least one of the given tags, and an
- * empty `tagsAny` does not restrict. `{}` matches every record.
+ * 5 does not match '5'); `notEquals` is its negation, and a record without the field (or with another type) matches
+ * it, since its value differs; `tagsAny` matches records whose `tags` list contains at least one of the given tags,
+ * and an empty `tagsAny` does not restrict. `{}` matches every record.
  */
 export interface VectorFilter {
   equals?: Record<string, string | number | boolean>;
+  notEquals?: Record<string, string | number | boolean>;
   tagsAny?: string[];
 }
 

@@ -93,8 +93,9 @@ export function dynamicPropertyNames(record: VectorRecord): string[] {
 }
 
 /**
- * Translates a VectorFilter into a weaviate-client filter: Equal on canonical typed properties or on the JSON text
- * of `m_*` properties, ContainsAny on tags, joined with And. Undefined means "everything"; MATCHES_NOTHING is
+ * Translates a VectorFilter into a weaviate-client filter: Equal (NotEqual) on canonical typed properties or on the
+ * JSON text of `m_*` properties, ContainsAny on tags, joined with And. Weaviate's NotEqual is the complement of Equal
+ * over the whole shard, so objects without the property match it, as the port requires. Undefined means "everything"; MATCHES_NOTHING is
  * returned when no record can match (a value of the wrong type for a canonical field, a never-written key).
  */
 export function weaviateFilter(
@@ -114,6 +115,16 @@ export function weaviateFilter(
       const name = scalarFieldName(key);
       if (!knownProperties.has(name)) return MATCHES_NOTHING;
       parts.push(where.byProperty(name).equal(JSON.stringify(value)));
+    }
+  }
+  for (const [key, value] of Object.entries(filter?.notEquals ?? {})) {
+    // A value no record can hold, or a property never written, differs from every record: no restriction.
+    const kind = CANONICAL_FIELDS[key];
+    if (kind) {
+      if (matchesKind(value, kind)) parts.push(where.byProperty(key).notEqual(value));
+    } else {
+      const name = scalarFieldName(key);
+      if (knownProperties.has(name)) parts.push(where.byProperty(name).notEqual(JSON.stringify(value)));
     }
   }
   const tags = filter?.tagsAny ?? [];

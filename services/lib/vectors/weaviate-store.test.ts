@@ -21,7 +21,7 @@ interface StoredObject {
 /**
  * An in-memory stand-in for a Weaviate server behind the client calls the adapter makes. It records every call and
  * behaves like Weaviate where the adapter depends on it: unknown properties are refused (auto-schema off), filters
- * are evaluated (Equal, ContainsAny, Like '*', And), nearVector ranks by cosine distance, deleteMany caps a page.
+ * are evaluated (Equal, NotEqual, ContainsAny, Like '*', And), nearVector ranks by cosine distance, deleteMany caps a page.
  */
 class FakeWeaviate implements WeaviateClientApi {
   readonly calls: Array<{ op: string; args: unknown[] }> = [];
@@ -77,6 +77,9 @@ class FakeWeaviate implements WeaviateClientApi {
       switch (filter.operator) {
         case 'Equal':
           return value === filter.value;
+        case 'NotEqual':
+          // Weaviate inverts Equal over the shard: objects without the property match.
+          return value !== filter.value;
         case 'ContainsAny':
           return Array.isArray(value) && (filter.value as unknown[]).some((v) => value.includes(v));
         case 'Like':
@@ -365,6 +368,34 @@ describe('WeaviateVectorStore requests', () => {
       { operator: 'Like', target: { property: 'record_id' }, value: '*' },
     ]);
     expect(await store.count()).toBe(0);
+  });
+
+  it('deletes all but one run with Equal and NotEqual; an unknown notEquals key is looked up, then restricts nothing', async () => {
+    const store = await open();
+    await store.insert([
+      { id: 'old', vector: [1, 0, 0], metadata: { video_id: 'v1' } },
+      { id: 'new', vector: [0, 1, 0], metadata: { video_id: 'v1', run_id: 'r2' } },
+    ]);
+    expect(await store.delete({ equals: { video_id: 'v1' }, notEquals: { run_id: 'r2', frame_id: 7 } })).toBe(1);
+    expect(fake.callsOf('deleteMany')).toEqual([
+      [
+        {
+          operator: 'And',
+          value: null,
+          filters: [
+            { operator: 'Equal', target: { property: 'video_id' }, value: 'v1' },
+            { operator: 'NotEqual', target: { property: 'm_run_id' }, value: '"r2"' },
+            { operator: 'NotEqual', target: { property: 'frame_id' }, value: 7 },
+          ],
+        },
+      ],
+    ]);
+    const before = fake.calls.length;
+    expect(await store.count({ notEquals: { never_seen: 'x', frame_id: 'seven' } })).toBe(1);
+    expect(fake.calls.slice(before)).toEqual([
+      { op: 'config.get', args: [] },
+      { op: 'overAll', args: [undefined] },
+    ]);
   });
 
   it('counts with aggregate.overAll, filtered or not', async () => {

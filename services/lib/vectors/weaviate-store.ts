@@ -205,13 +205,15 @@ export class WeaviateVectorStore implements VectorStore {
     await this.client.close();
   }
 
-  /** Builds the filter; a key unknown here may have been added by another replica, so look once more before "none". */
+  /**
+   * Builds the filter; a key unknown here may have been added by another replica, so look once more before answering
+   * "none" for `equals` and, because an unknown `notEquals` key widens the match, before building one.
+   */
   private async filterFor(filter: VectorFilter | undefined): Promise<FilterValue | undefined | typeof MATCHES_NOTHING> {
+    const unknown = (key: string) => !CANONICAL_FIELDS[key] && !this.properties.has(scalarFieldName(key));
+    if (Object.keys(filter?.notEquals ?? {}).some(unknown)) await this.refreshProperties();
     const built = weaviateFilter(filter, this.properties);
-    const unknownKey = Object.keys(filter?.equals ?? {}).some(
-      (key) => !CANONICAL_FIELDS[key] && !this.properties.has(scalarFieldName(key)),
-    );
-    if (built !== MATCHES_NOTHING || !unknownKey) return built;
+    if (built !== MATCHES_NOTHING || !Object.keys(filter?.equals ?? {}).some(unknown)) return built;
     await this.refreshProperties();
     return weaviateFilter(filter, this.properties);
   }
