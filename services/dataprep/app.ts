@@ -14,6 +14,7 @@ import { summaryRoute } from './routes/summary.js';
 import { telemetryRoute } from './routes/telemetry.js';
 import { uploadMediaRoute } from './routes/upload.js';
 import type { DataprepDeps, DataprepLimits, DataprepServices } from './services.js';
+import { createUploadAbortCounter } from './upload-metrics.js';
 
 /** Path prefix of every dataprep endpoint. */
 export const DATAPREP_BASE_PATH = '/v1/dataprep';
@@ -63,7 +64,8 @@ export function buildServices(deps: DataprepDeps): DataprepServices {
     downloadPath: `${DATAPREP_BASE_PATH}/media/download`,
   });
   const { limits: _limits, tempDir: _tempDir, ...rest } = deps;
-  return { ...rest, limits, tempDir, catalogue, markers, processing, basePath: DATAPREP_BASE_PATH };
+  const uploadsAborted = createUploadAbortCounter();
+  return { ...rest, limits, tempDir, catalogue, markers, processing, basePath: DATAPREP_BASE_PATH, uploadsAborted };
 }
 
 /** The dataprep Koa app (no listen): the contract's synchronous endpoints under /v1/dataprep. */
@@ -97,5 +99,6 @@ export function createApp(deps: DataprepDeps): HttpApp & { services: DataprepSer
     basePath: DATAPREP_BASE_PATH,
     jsonLimit: `${jsonLimit}b`,
   });
+  http.metrics.registry.registerMetric(services.uploadsAborted);
   return { ...http, services };
 }

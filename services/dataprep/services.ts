@@ -1,5 +1,6 @@
 import type { LoadedModels } from '../lib/inference/index.js';
 import type { Logger } from '../lib/log/index.js';
+import type { Counter } from 'prom-client';
 import type { ObjectStore } from '../lib/storage/index.js';
 import type { VectorStore } from '../lib/vectors/index.js';
 import type { MediaCatalogue } from './catalogue.js';
@@ -47,4 +48,6 @@ export interface DataprepServices extends Omit<DataprepDeps, 'limits' | 'tempDir
   markers: ContentMarkers;
   processing: MediaProcessing;
   basePath: string;
+  /** Uploads stopped by their request signal (upload-metrics.ts). */
+  uploadsAborted: Counter<'reason'>;
 }
