@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { S3Client } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { createServer } from 'node:net';
+import { Readable } from 'node:stream';
 import { describeObjectStoreContract } from './object-store.contract.js';
 import { StorageUnavailableError } from './object-store.js';
 import { S3ObjectStore } from './s3-store.js';
@@ -28,6 +34,41 @@ describe('S3ObjectStore specifics', () => {
     expect(await store.stat('media', 'v/x.jpg')).toMatchObject({ size: 4, contentType: 'image/jpeg' });
     await store.close();
     await plain.close();
+  });
+
+  it('test server: lists started multipart uploads and aborts them', async () => {
+    const { endpoint, region, accessKeyId, secretAccessKey } = server.storeConfig;
+    const client = new S3Client({
+      endpoint,
+      region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: accessKeyId!, secretAccessKey: secretAccessKey! },
+    });
+    await client.send(new CreateBucketCommand({ Bucket: 'pending' }));
+    const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: 'pending', Key: 'v/a.bin' }));
+    expect(await server.pendingUploads('pending')).toEqual(['v/a.bin']);
+    await client.send(new AbortMultipartUploadCommand({ Bucket: 'pending', Key: 'v/a.bin', UploadId }));
+    expect(await server.pendingUploads('pending')).toEqual([]);
+    client.destroy();
+  });
+
+  it('aborts its multipart upload when the body fails after parts were sent', async () => {
+    const store = new S3ObjectStore({ ...server.storeConfig, partSize: 5 * 1024 * 1024 });
+    const failure = new Error('client went away');
+    let sent = 0;
+    const body = new Readable({
+      read() {
+        // Two parts' worth and then some: at least one UploadPart has happened before the body fails.
+        if (sent < 11 * 1024 * 1024) {
+          sent += 1024 * 1024;
+          this.push(Buffer.alloc(1024 * 1024, 3));
+        } else this.destroy(failure);
+      },
+    });
+    await expect(store.put('aborts', 'v/big.bin', body)).rejects.toBe(failure);
+    expect(await server.pendingUploads('aborts')).toEqual([]);
+    expect(await store.stat('aborts', 'v/big.bin')).toBeUndefined();
+    await store.close();
   });
 
   it('maps an unreachable endpoint to StorageUnavailableError', async () => {

@@ -1,3 +1,4 @@
+import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,8 @@ export interface S3rverHandle {
   endpoint: string;
   /** Settings for S3ObjectStore against this server (path style, checksums only when required). */
   storeConfig: S3ObjectStoreConfig;
+  /** Keys of the multipart uploads started and neither completed nor aborted in a (physical) bucket. */
+  pendingUploads(bucket: string): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -32,17 +35,29 @@ export async function startS3rver(): Promise<S3rverHandle> {
     child.once('exit', (code) => reject(new Error(`s3rver exited early with code ${code}`)));
   });
   const endpoint = `http://127.0.0.1:${port}`;
+  const storeConfig = {
+    endpoint,
+    region: 'us-east-1',
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+    forcePathStyle: true,
+    checksumWhenRequired: true,
+  };
+  const client = new S3Client({
+    endpoint,
+    region: storeConfig.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: storeConfig.accessKeyId, secretAccessKey: storeConfig.secretAccessKey },
+  });
   return {
     endpoint,
-    storeConfig: {
-      endpoint,
-      region: 'us-east-1',
-      accessKeyId: 'S3RVER',
-      secretAccessKey: 'S3RVER',
-      forcePathStyle: true,
-      checksumWhenRequired: true,
+    storeConfig,
+    async pendingUploads(bucket) {
+      const out = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
+      return (out.Uploads ?? []).map((upload) => upload.Key ?? '');
     },
     async stop() {
+      client.destroy();
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.send('stop');
