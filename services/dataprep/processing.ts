@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { HttpError } from '../lib/http/index.js';
+import { KeyedQueue } from '../lib/keyed-queue/index.js';
 import type { Logger } from '../lib/log/index.js';
 import { FrameDecodeError, UndecodableImageError, VideoProbeError, type MediaKind } from '../lib/media/index.js';
 import type { ObjectStore } from '../lib/storage/index.js';
-import type { VectorStore } from '../lib/vectors/index.js';
+import type { MetadataValue, VectorStore } from '../lib/vectors/index.js';
 import type { MediaCatalogue, StoredMedia } from './catalogue.js';
 import type { ContentMarkers } from './content-markers.js';
 import type { EmbedMedia } from './embedding-port.js';
@@ -33,12 +35,18 @@ export interface ProcessingInput {
   ownsStoredMedia: boolean;
   /** Apply the duplicate policy (409) before embedding. */
   enforceDuplicatePolicy: boolean;
+  /** User metadata for every embedding (directory ingest, control-plane issue); canonical keys are refused. */
+  metadata?: Record<string, MetadataValue>;
+  /** Origin path of media referenced in place (directory ingest with store_copy=false), recorded as `source_path`. */
+  sourcePath?: string;
   signal?: AbortSignal;
 }
 
 /** What a successful processing run produced. */
 export interface ProcessingOutcome {
   result: EmbedMediaResult;
+  /** The run id its embeddings carry (metadata `run_id`). */
+  runId: string;
   telemetry: TelemetryRecord;
   sha256?: string;
 }
@@ -66,10 +74,17 @@ export function duplicateMessage(bucket: string, videoId: string): string {
 }
 
 /**
- * The shared core of every processing request (process, upload, ingest; later the batch worker): duplicate policy,
- * pipeline run, content marker, telemetry, and rollback so a failure leaves no half state.
+ * The shared core of every processing request (process, upload, ingest, and the batch ingest worker per item):
+ * duplicate policy, pipeline run, content marker, telemetry, and rollback so a failure leaves no half state.
+ *
+ * Re-processing replaces on success: a run writes its embeddings beside the video's current ones, tagged with its
+ * own `run_id`; only once the run is complete are the others (earlier runs, leftovers of crashed ones) deleted. A
+ * failed or abandoned run removes only what it wrote, so the previous set stays searchable throughout. Runs of one
+ * video in this process take turns; see the README for runs on several replicas.
  */
 export class MediaProcessing {
+  private readonly videos = new KeyedQueue<string>();
+
   constructor(private readonly deps: MediaProcessingDeps) {}
 
   /** Throws 409 when duplicates are disallowed and another existing video owns `sha256`. */
@@ -84,10 +99,17 @@ export class MediaProcessing {
   }
 
   /** Embeds one stored media item; on failure removes what this request created and throws an HttpError-able error. */
-  async process(input: ProcessingInput): Promise<ProcessingOutcome> {
+  process(input: ProcessingInput): Promise<ProcessingOutcome> {
+    // Two runs of one video at once would each delete the other's set on completion.
+    return this.videos.run(`${input.media.bucket}\u0000${input.media.videoId}`, () => this.run(input));
+  }
+
+  private async run(input: ProcessingInput): Promise<ProcessingOutcome> {
     const { media, options } = input;
     const requestedAt = new Date();
+    const runId = randomUUID();
     let downloaded: TempMedia | undefined;
+    let runComplete = false;
     try {
       let local = input.local;
       if (!local) {
@@ -97,8 +119,6 @@ export class MediaProcessing {
       if (input.enforceDuplicatePolicy && local.sha256) {
         await this.assertNotDuplicate(local.sha256, { bucket: media.bucket, videoId: media.videoId });
       }
-      // Re-processing a video replaces its embeddings instead of adding a second set.
-      if (!input.ownsStoredMedia) await this.deleteVectors(media);
       const query = new URLSearchParams({ bucket_name: media.bucket, video_id: media.videoId });
       const result = await this.deps.embedMedia({
         localPath: local.path,
@@ -109,10 +129,14 @@ export class MediaProcessing {
         frameInterval: options.frameInterval,
         detection: { enabled: options.detectionEnabled, confidence: options.detectionConfidence },
         tags: options.tags,
+        runId,
+        extraMetadata: input.metadata,
+        sourcePath: input.sourcePath,
         videoUrl: `${this.deps.downloadPath}?${query.toString()}`,
         uploadedAt: media.lastModified.toISOString(),
         signal: input.signal,
       });
+      runComplete = true;
       if (local.sha256) {
         await this.deps.markers.record({
           sha256: local.sha256,
@@ -122,25 +146,35 @@ export class MediaProcessing {
           created_at: new Date().toISOString(),
         });
       }
+      // The new set is complete: now, and only now, the previous one goes (a new video has none).
+      if (!input.ownsStoredMedia) {
+        await this.deps.vectorStore.delete({
+          equals: { bucket_name: media.bucket, video_id: media.videoId },
+          notEquals: { run_id: runId },
+        });
+      }
       const telemetry = this.telemetryRecord(input, requestedAt, result);
       this.deps.telemetry.add(telemetry);
-      return { result, telemetry, sha256: local.sha256 };
+      return { result, runId, telemetry, sha256: local.sha256 };
     } catch (error) {
-      await this.rollback(input, error);
+      await this.rollback(input, runId, runComplete, error);
       throw this.toClientError(error, input.kind);
     } finally {
       await downloaded?.remove();
     }
   }
 
-  /** Deletes every image embedding of one video. */
-  deleteVectors(media: { bucket: string; videoId: string }): Promise<number> {
-    return this.deps.vectorStore.delete({ equals: { bucket_name: media.bucket, video_id: media.videoId } });
-  }
-
-  private async rollback(input: ProcessingInput, cause: unknown): Promise<void> {
+  /**
+   * Removes what a failed run created. The pipeline already removed a partial run's vectors itself; a complete run's
+   * go here (a later step failed). Earlier runs' vectors are never touched.
+   */
+  private async rollback(input: ProcessingInput, runId: string, runComplete: boolean, cause: unknown): Promise<void> {
     const { media } = input;
-    const steps: Array<[string, () => Promise<unknown>]> = [['vectors', () => this.deleteVectors(media)]];
+    const steps: Array<[string, () => Promise<unknown>]> = [];
+    if (runComplete) {
+      const ofRun = { bucket_name: media.bucket, video_id: media.videoId, run_id: runId };
+      steps.push(['vectors', () => this.deps.vectorStore.delete({ equals: ofRun })]);
+    }
     if (input.ownsStoredMedia) {
       steps.push(['stored media', () => this.deps.catalogue.removeVideo(media.bucket, media.videoId)]);
       steps.push(['content markers', () => this.deps.markers.removeVideo(media.bucket, media.videoId)]);
@@ -154,6 +188,7 @@ export class MediaProcessing {
           step: what,
           bucket: media.bucket,
           videoId: media.videoId,
+          runId,
           error: (error as Error).message,
           cause: (cause as Error)?.message,
         });

@@ -117,6 +117,8 @@ describe('embedMedia', () => {
       floor: 2,
     });
     expect(Date.parse(String(image[0].metadata.creation_time))).not.toBeNaN();
+    // One run id (a fresh UUID when the caller names none) on every embedding of the run.
+    expect([...new Set(hits.map((hit) => hit.metadata.run_id))]).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/)]);
 
     const crops = hits.filter((hit) => hit.metadata.kind === 'crop');
     const labels = new Set(crops.map((hit) => hit.metadata.label));
@@ -260,14 +262,16 @@ describe('embedMedia', () => {
     expect(result.stages.detect_s).toBe(0);
   });
 
-  it('removes what it wrote for the video when a vector-store insert fails midway', async () => {
+  it('removes what its run wrote, and only that, when a vector-store insert fails midway', async () => {
     // A real LanceDB store whose second insert fails, as a database dropping out mid-run would.
     const failing = await LanceDbVectorStore.open({
       dir: path.join(dbDir, 'failing'),
       table: 'embeddings',
       dimension: models.imageEmbedder.dimension,
     });
-    await failing.insert([other('keep-me')]);
+    const earlierRun = other('rollback');
+    earlierRun.metadata.run_id = 'earlier-run';
+    await failing.insert([other('keep-me'), earlierRun]);
     let inserts = 0;
     const flaky: VectorStore = {
       backend: failing.backend,
@@ -281,13 +285,15 @@ describe('embedMedia', () => {
       health: () => failing.health(),
       close: () => failing.close(),
     };
-    const run = embedMedia(deps(flaky), request({ videoId: 'rollback', frameInterval: 2 }), {
+    const run = embedMedia(deps(flaky), request({ videoId: 'rollback', frameInterval: 2, runId: 'failing-run' }), {
       embedBatchSize: 4,
       writeBatchSize: 4,
     });
     await expect(run).rejects.toThrow('disk full');
     expect(inserts).toBe(2);
-    expect(await failing.count({ equals: { video_id: 'rollback' } })).toBe(0);
+    expect(await failing.count({ equals: { video_id: 'rollback', run_id: 'failing-run' } })).toBe(0);
+    expect(await failing.count({ equals: { video_id: 'rollback' } })).toBe(1);
+    expect(await failing.count({ equals: { video_id: 'rollback', run_id: 'earlier-run' } })).toBe(1);
     expect(await failing.count({ equals: { video_id: 'keep-me' } })).toBe(1);
     await failing.close();
   });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { cropDetection } from '../../lib/inference/crop.js';
 import type { Detection, Detector, ImageEmbedder, RgbImage, RunGate } from '../../lib/inference/roles.js';
@@ -45,9 +46,20 @@ export interface EmbedMediaRequest {
   frameInterval: number;
   detection: { enabled: boolean; confidence: number };
   tags: string[];
-  /** User metadata stored as top-level keys; must not use canonical keys (ReservedMetadataKeyError). */
+  /**
+   * Names this run's embeddings (metadata `run_id`, and part of their record ids) so that they can be written beside
+   * an earlier run's and told apart from them; a fresh UUID when omitted.
+   */
+  runId?: string;
+  /**
+   * User metadata stored as top-level keys; must not use canonical keys (ReservedMetadataKeyError). Kept for the
+   * directory ingest of the control-plane issue (request `metadata` + sidecar files); no endpoint sets it yet.
+   */
   extraMetadata?: Record<string, MetadataValue>;
-  /** Origin path of media referenced in place (directory ingest with store_copy=false). */
+  /**
+   * Origin path of media referenced in place (directory ingest with store_copy=false, control-plane issue); recorded
+   * as `source_path`. No endpoint sets it yet.
+   */
   sourcePath?: string;
   videoUrl: string;
   /** ISO-8601 time the media was received. */
@@ -112,9 +124,10 @@ interface EmbedItem {
  * → embedding in batches of `embedBatchSize` → inserts of up to `writeBatchSize` records. A slow stage blocks the
  * earlier ones (backpressure), so memory stays bounded whatever the video length.
  *
- * Failure semantics: if any stage fails or `signal` aborts after the first insert began, every vector of
- * (bucketName, videoId) is deleted before the error is rethrown, so a video is never left half-embedded. (That also
- * removes vectors an earlier run stored for the same video_id: callers re-processing a video replace it anyway.)
+ * Failure semantics: if any stage fails or `signal` aborts after the first insert began, the vectors of this run
+ * (`run_id`) are deleted before the error is rethrown; vectors of other runs of the same video are never touched, so
+ * a failed re-process leaves the previous set as it was. Removing that previous set once this run is complete is the
+ * caller's step (MediaProcessing).
  */
 export async function embedMedia(
   deps: EmbedMediaDeps,
@@ -125,6 +138,7 @@ export async function embedMedia(
   const writeBatchSize = options.writeBatchSize ?? DEFAULTS.writeBatchSize;
   assertNoReservedKeys(request.extraMetadata);
   request.signal?.throwIfAborted();
+  const runId = request.runId ?? randomUUID();
   const clock = new PipelineClock();
   const models = new Semaphore(options.modelConcurrency ?? DEFAULTS.modelConcurrency);
   // The model slot is taken for the session run alone; the time a call waits for it is not that stage's busy time.
@@ -162,6 +176,7 @@ export async function embedMedia(
     tags: request.tags,
     uploadedAt: request.uploadedAt,
     videoUrl: request.videoUrl,
+    runId,
     sourcePath: request.sourcePath,
     extra: request.extraMetadata,
   };
@@ -297,7 +312,7 @@ export async function embedMedia(
         throw new Error(`embedder returned ${vectors.length} vectors for ${batch.length} images`);
       const createdAt = new Date().toISOString();
       const out = batch.map((item, i): VectorRecord => ({
-        id: recordId(request, item.subject),
+        id: recordId(request, runId, item.subject),
         vector: vectors[i],
         metadata: buildEmbeddingMetadata(base, item.subject, createdAt),
       }));
@@ -345,7 +360,7 @@ export async function embedMedia(
 
   if (failure) {
     const error = request.signal?.aborted ? request.signal.reason : failure.error;
-    if (insertStarted) await rollback(deps, request, error);
+    if (insertStarted) await rollback(deps, request, runId, error);
     throw error;
   }
 
@@ -384,18 +399,24 @@ function toSourcePixels(box: [number, number, number, number], scale: number): [
   return scale === 1 ? box : [box[0] * scale, box[1] * scale, box[2] * scale, box[3] * scale];
 }
 
-function recordId(request: EmbedMediaRequest, subject: EmbeddingSubject): string {
+function recordId(request: EmbedMediaRequest, runId: string, subject: EmbeddingSubject): string {
   const crop = subject.kind === 'crop' ? subject.cropId : -1;
-  return embeddingRecordId([request.bucketName, request.videoId, subject.kind, subject.frameId, crop]);
+  return embeddingRecordId([request.bucketName, request.videoId, runId, subject.kind, subject.frameId, crop]);
 }
 
-async function rollback(deps: EmbedMediaDeps, request: EmbedMediaRequest, cause: unknown): Promise<void> {
-  const filter = { equals: { bucket_name: request.bucketName, video_id: request.videoId } };
+async function rollback(
+  deps: EmbedMediaDeps,
+  request: EmbedMediaRequest,
+  runId: string,
+  cause: unknown,
+): Promise<void> {
+  const filter = { equals: { bucket_name: request.bucketName, video_id: request.videoId, run_id: runId } };
   try {
     const deleted = await deps.vectors.delete(filter);
-    deps.logger.warn('embedding failed; removed the vectors written for this video', {
+    deps.logger.warn('embedding failed; removed the vectors this run had written', {
       bucket_name: request.bucketName,
       video_id: request.videoId,
+      run_id: runId,
       deleted,
       reason: (cause as Error)?.message ?? String(cause),
     });
@@ -404,6 +425,7 @@ async function rollback(deps: EmbedMediaDeps, request: EmbedMediaRequest, cause:
     deps.logger.warn('embedding failed and removing its partial vectors failed too', {
       bucket_name: request.bucketName,
       video_id: request.videoId,
+      run_id: runId,
       reason: (cause as Error)?.message ?? String(cause),
       cleanup_error: (error as Error)?.message ?? String(error),
     });

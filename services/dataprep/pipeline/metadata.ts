@@ -9,6 +9,8 @@ import type { MetadataValue } from '../../lib/vectors/vector-store.js';
  * - frame_interval, fps, total_frames, video_duration_seconds: how the video was sampled (images: 1, 0, 1, 0).
  * - tags: list of strings; upload_time: when the media was received; creation_time: when the embedding was made (ISO).
  * - video_url: where the media can be fetched (download URL); source_path: origin path of referenced media.
+ * - run_id: the processing run that wrote the embedding (a re-process writes a new run beside the old, then removes
+ *   the old one).
  * - kind: `frame` | `image` | `crop` | `summary`; media_type: `video` | `image`.
  * - crops only: label (COCO class), bbox (list of 4 numbers [x1, y1, x2, y2] in source pixels), crop_id (index of the
  *   crop within its frame, best score first), score (detector confidence), parent_frame_id (frame_id of its frame).
@@ -30,6 +32,7 @@ export const CANONICAL_METADATA_KEYS = [
   'creation_time',
   'video_url',
   'source_path',
+  'run_id',
   'kind',
   'media_type',
   'label',
@@ -82,6 +85,8 @@ export interface MediaMetadataBase {
   tags: string[];
   uploadedAt: string;
   videoUrl: string;
+  /** The processing run writing the embeddings (absent for summaries, which no run replaces). */
+  runId?: string;
   /** Origin path of referenced media (directory ingest); omitted when absent. */
   sourcePath?: string;
   /** User metadata, stored as top-level keys beside the canonical ones (must not use canonical names). */
@@ -128,6 +133,7 @@ export function buildEmbeddingMetadata(
     kind: subject.kind,
     media_type: base.mediaType,
   };
+  if (base.runId !== undefined) metadata.run_id = base.runId;
   if (base.sourcePath !== undefined) metadata.source_path = base.sourcePath;
   if (subject.kind === 'crop') {
     metadata.label = subject.label;

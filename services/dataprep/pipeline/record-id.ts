@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 
 /**
- * A deterministic UUID (v5-style layout over SHA-256) naming one embedding, so re-processing a video yields the same
- * ids. UUIDs because Weaviate accepts nothing else as an object id.
+ * A deterministic UUID (v5-style layout over SHA-256) of the parts naming one embedding. The parts include the run
+ * id, so a re-process writes new objects beside the old ones instead of overwriting them (Weaviate upserts by id).
+ * UUIDs because Weaviate accepts nothing else as an object id.
  */
 export function embeddingRecordId(parts: Array<string | number>): string {
   const hex = createHash('sha256').update(parts.map(String).join('\u0000')).digest('hex');
