@@ -68,7 +68,7 @@ export async function startDataprep(env: NodeJS.ProcessEnv, logger?: Logger): Pr
     );
     const telemetry = await TelemetryLog.open({
       maxRecords: config.telemetryMaxRecords,
-      file: path.join(config.dataDir, 'telemetry.json'),
+      file: path.join(config.dataDir, 'telemetry.jsonl'),
     });
     cleanup.push(() => telemetry.flush());
     const pipelineDeps = {

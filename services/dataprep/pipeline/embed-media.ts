@@ -16,7 +16,7 @@ import {
 } from './metadata.js';
 import { embeddingRecordId } from './record-id.js';
 import { Semaphore } from './semaphore.js';
-import { PipelineClock, type EmbedMediaResult, type EmbedBatchStats } from './pipeline-stats.js';
+import { BatchLog, PipelineClock, type EmbedMediaResult } from './pipeline-stats.js';
 
 /** The log methods the pipeline uses (a winston Logger fits). */
 export interface PipelineLogger {
@@ -215,7 +215,7 @@ export async function embedMedia(
   let cropsDetected = 0;
   let itemsEmbedded = 0;
   let embeddingsStored = 0;
-  const batches: EmbedBatchStats[] = [];
+  const batches = new BatchLog();
 
   const decode = async () => {
     if (!isVideo) {
@@ -317,8 +317,8 @@ export async function embedMedia(
         metadata: buildEmbeddingMetadata(base, item.subject, createdAt),
       }));
       itemsEmbedded += batch.length;
-      batches.push({
-        index: batches.length,
+      batches.add({
+        index: batches.total,
         items: batch.length,
         crops: batch.filter((item) => item.subject.kind === 'crop').length,
         first_frame_id: batch[0].subject.frameId,

@@ -45,6 +45,7 @@ export interface PipelineStats {
   embeddings_stored: number;
   embed_batch_size: number;
   write_batch_size: number;
+  /** Embedder calls made; `batches` lists at most MAX_BATCH_ENTRIES of them. */
   embed_batches: number;
   write_batches: number;
   /** Most items each queue held at once: a full queue sits in front of the slowest stage. */
@@ -70,7 +71,32 @@ export interface EmbedMediaResult {
   stages: StageDurations;
   throughput: StageThroughput;
   pipelineStats: PipelineStats;
+  /** The first and the last embedder calls, at most MAX_BATCH_ENTRIES together (`index` shows any gap). */
   batches: EmbedBatchStats[];
+}
+
+/** Most `batches` entries one result keeps, so a telemetry record stays small however long the video is. */
+export const MAX_BATCH_ENTRIES = 64;
+
+/** Per-call stats of one run: keeps the first and the last MAX_BATCH_ENTRIES / 2 calls and counts them all. */
+export class BatchLog {
+  private readonly head: EmbedBatchStats[] = [];
+  private readonly tail: EmbedBatchStats[] = [];
+  /** Calls recorded, kept or not. */
+  total = 0;
+
+  /** Records one embedder call. */
+  add(entry: EmbedBatchStats): void {
+    this.total++;
+    const half = MAX_BATCH_ENTRIES / 2;
+    if (this.head.length < half) this.head.push(entry);
+    else if (this.tail.push(entry) > half) this.tail.shift();
+  }
+
+  /** The kept entries, in call order. */
+  entries(): EmbedBatchStats[] {
+    return [...this.head, ...this.tail];
+  }
 }
 
 type Stage = 'decode' | 'detect' | 'embed' | 'write';
@@ -129,7 +155,7 @@ export class PipelineClock {
     embedBatchSize: number;
     writeBatchSize: number;
     peakQueue: PipelineStats['peak_queue'];
-    batches: EmbedBatchStats[];
+    batches: BatchLog;
   }): EmbedMediaResult {
     const wall = this.elapsed();
     const { decode, detect, embed, write } = this.busy;
@@ -161,7 +187,7 @@ export class PipelineClock {
         embeddings_stored: run.embeddingsStored,
         embed_batch_size: run.embedBatchSize,
         write_batch_size: run.writeBatchSize,
-        embed_batches: run.batches.length,
+        embed_batches: run.batches.total,
         write_batches: this.counters.get('writes') ?? 0,
         peak_queue: run.peakQueue,
         model_s: round3(detect + embed),
@@ -169,7 +195,7 @@ export class PipelineClock {
         model_idle_s: round3(Math.max(0, wall - this.modelRun)),
         overlap: wall > 0 ? round3((decode + detect + embed + write) / wall) : 0,
       },
-      batches: run.batches,
+      batches: run.batches.entries(),
     };
   }
 }
