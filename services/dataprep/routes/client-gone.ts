@@ -1,10 +1,9 @@
-import type { RouteContext } from '../../lib/http/index.js';
+import { requestSignal, type RouteContext } from '../../lib/http/index.js';
 
-/** An AbortSignal that fires when the client disconnects before its answer was sent (processing then stops). */
+/**
+ * An AbortSignal that fires when the client disconnects before its answer was sent, or when the service begins to
+ * shut down: the request's work (reading the upload, processing) then stops and rolls back.
+ */
 export function clientGone(ctx: RouteContext): AbortSignal {
-  const controller = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) controller.abort(new Error('client disconnected'));
-  });
-  return controller.signal;
+  return requestSignal(ctx);
 }

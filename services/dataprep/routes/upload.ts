@@ -10,10 +10,11 @@ import {
 import { ObjectTooLargeError } from '../../lib/storage/index.js';
 import { MediaCatalogue, type StoredMedia } from '../catalogue.js';
 import { mediaTypeFromContentType } from '../media-kinds.js';
-import { multipartUpload } from '../multipart-upload.js';
+import { multipartUpload, type IncomingFile } from '../multipart-upload.js';
 import type { DataprepServices } from '../services.js';
 import { peekHead } from '../stream-head.js';
 import { storeWithLocalCopy, type TempMedia } from '../temp-media.js';
+import { uploadAbortReason } from '../upload-metrics.js';
 import { newVideoId, safeFilename } from '../video-ids.js';
 import { clientGone } from './client-gone.js';
 import {
@@ -40,10 +41,17 @@ interface ReceivedUpload {
   local: TempMedia;
 }
 
-async function receiveUpload(services: DataprepServices, ctx: RouteContext, bucket: string): Promise<ReceivedUpload> {
+async function receiveUpload(
+  services: DataprepServices,
+  ctx: RouteContext,
+  bucket: string,
+  signal: AbortSignal,
+): Promise<ReceivedUpload> {
   const videoId = newVideoId();
   const maxBytes = services.limits.uploadMaxBytes;
-  return multipartUpload(ctx.req, 'file', async (file) => {
+  return multipartUpload(ctx.req, 'file', receive, signal);
+
+  async function receive(file: IncomingFile): Promise<ReceivedUpload> {
     const claimed = mediaTypeFromName(file.filename) ?? mediaTypeFromContentType(file.mimeType);
     if (!claimed) throw new HttpError(400, UNSUPPORTED_MEDIA_MESSAGE);
     const { head, stream } = await peekHead(file.stream, SNIFF_BYTES);
@@ -80,7 +88,49 @@ async function receiveUpload(services: DataprepServices, ctx: RouteContext, buck
       }
       throw error;
     }
-  });
+  }
+}
+
+/** Stores, then embeds one upload; every stage stops on `signal` and removes what it made. */
+async function storeAndProcess(services: DataprepServices, ctx: RouteContext, signal: AbortSignal): Promise<void> {
+  const q = ctx.state.query;
+  const bucket = resolveBucket(services, q.bucket_name);
+  let upload: ReceivedUpload;
+  try {
+    upload = await receiveUpload(services, ctx, bucket, signal);
+  } catch (error) {
+    // The rest of the body was not read: close the connection after answering instead of draining it.
+    ctx.set('Connection', 'close');
+    throw error;
+  }
+  try {
+    const { result } = await services.processing.process({
+      source: `${services.basePath}/media/upload`,
+      requestId: ctx.state.requestId,
+      media: upload.media,
+      kind: upload.type.kind,
+      local: upload.local,
+      options: {
+        // Images have no frames: the interval is ignored for them.
+        frameInterval: q.frame_interval,
+        detectionEnabled: q.enable_object_detection,
+        detectionConfidence: q.detection_confidence,
+        tags: q.tags,
+      },
+      ownsStoredMedia: true,
+      enforceDuplicatePolicy: true,
+      signal,
+    });
+    ctx.status = 201;
+    ctx.body = {
+      status: 'success',
+      message: `Uploaded ${upload.media.filename} as video_id ${upload.media.videoId}; ${result.embeddingsStored} embeddings created`,
+      video_id: upload.media.videoId,
+      bucket_name: bucket,
+    };
+  } finally {
+    await upload.local.remove();
+  }
 }
 
 /** POST /media/upload: stores a multipart file (streamed, hashed on the way) and embeds it. */
@@ -116,43 +166,13 @@ export function uploadMediaRoute(services: DataprepServices): RouteSpec {
       500: { description: 'Unexpected failure', schema: errorBody() },
     },
     handler: async (ctx) => {
-      const q = ctx.state.query;
-      const bucket = resolveBucket(services, q.bucket_name);
-      let upload: ReceivedUpload;
+      const signal = clientGone(ctx);
       try {
-        upload = await receiveUpload(services, ctx, bucket);
+        await storeAndProcess(services, ctx, signal);
       } catch (error) {
-        // The rest of the body was not read: close the connection after answering instead of draining it.
-        ctx.set('Connection', 'close');
+        // Counted here, after every stage has cleaned up, so the metric means "stopped and nothing left behind".
+        if (signal.aborted) services.uploadsAborted.inc({ reason: uploadAbortReason(signal.reason) });
         throw error;
-      }
-      try {
-        const { result } = await services.processing.process({
-          source: `${services.basePath}/media/upload`,
-          requestId: ctx.state.requestId,
-          media: upload.media,
-          kind: upload.type.kind,
-          local: upload.local,
-          options: {
-            // Images have no frames: the interval is ignored for them.
-            frameInterval: q.frame_interval,
-            detectionEnabled: q.enable_object_detection,
-            detectionConfidence: q.detection_confidence,
-            tags: q.tags,
-          },
-          ownsStoredMedia: true,
-          enforceDuplicatePolicy: true,
-          signal: clientGone(ctx),
-        });
-        ctx.status = 201;
-        ctx.body = {
-          status: 'success',
-          message: `Uploaded ${upload.media.filename} as video_id ${upload.media.videoId}; ${result.embeddingsStored} embeddings created`,
-          video_id: upload.media.videoId,
-          bucket_name: bucket,
-        };
-      } finally {
-        await upload.local.remove();
       }
     },
   });

@@ -6,6 +6,7 @@ export { defineRoute } from './route.js';
 export type { RouteSpec, RouteContext, RouteState, ResponseSpec } from './route.js';
 export { RequestValidationError, validatePart } from './validation.js';
 export { listen, onShutdownSignal } from './server.js';
+export { ClientGoneError, requestSignal, ServerStoppingError } from './request-signal.js';
 export type { RunningServer, ListenOptions } from './server.js';
 export type { ApiInfo } from './openapi.js';
 export { formatSseMessage, openSseResponse, SSE_HEADERS } from './sse.js';
