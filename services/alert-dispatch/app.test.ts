@@ -7,6 +7,7 @@ import { createLogger } from '../lib/log/index.js';
 import { createApp } from './app.js';
 import { DedupStore } from './dispatch/dedup.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
+import { DispatchQueue } from './dispatch/dispatch-queue.js';
 import type { RetryPolicy } from './dispatch/run-tool.js';
 import { McpManager } from './mcp/mcp-manager.js';
 import { SubscriptionStore } from './subscriptions/subscription-store.js';
@@ -77,6 +78,7 @@ describe('alert dispatch HTTP API', () => {
     const { app } = createApp({
       logger,
       dispatcher,
+      intake: new DispatchQueue(dispatcher, { concurrency: 4, maxLength: 16, logger }),
       registry,
       subscriptions,
       agentEnabled: false,

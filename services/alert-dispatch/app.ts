@@ -2,6 +2,7 @@ import { createHttpApp, detailStyle, type HttpApp, type RouteSpec } from '../lib
 import type { Logger } from '../lib/log/index.js';
 import { systemClock, type Clock } from './dispatch/clock.js';
 import type { Dispatcher } from './dispatch/dispatcher.js';
+import { registerQueueMetrics, type DispatchQueue } from './dispatch/dispatch-queue.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './dispatch/run-tool.js';
 import type { McpManager } from './mcp/mcp-manager.js';
 import { mcpRoutes } from './mcp/routes.js';
@@ -10,6 +11,9 @@ import { infoRoutes } from './routes/info-routes.js';
 import { toolRoutes } from './routes/tool-routes.js';
 import type { SubscriptionStore } from './subscriptions/subscription-store.js';
 import type { ToolRegistry } from './tools/registry.js';
+
+/** Base path of every route of the service (the contract's `/api/v1`), given to the HTTP kit. */
+export const API_BASE_PATH = '/api/v1';
 
 /** The stream routes the event hub contributes (GET /api/v1/events, the documented GET /api/v1/ws). */
 export interface StreamRoutes {
@@ -21,6 +25,8 @@ export interface StreamRoutes {
 export interface AlertDispatchDeps {
   logger: Logger;
   dispatcher: Dispatcher;
+  /** The bounded queue POST /alerts hands its dispatches to. */
+  intake: DispatchQueue;
   registry: ToolRegistry;
   subscriptions: SubscriptionStore;
   agentEnabled: boolean;
@@ -37,7 +43,7 @@ export interface AlertDispatchDeps {
 export function createApp(deps: AlertDispatchDeps): HttpApp {
   const clock = deps.clock ?? systemClock;
   const routes: RouteSpec[] = [
-    ...dispatchRoutes(deps.dispatcher, clock),
+    ...dispatchRoutes(deps.dispatcher, deps.intake, clock),
     ...toolRoutes({
       registry: deps.registry,
       subscriptions: deps.subscriptions,
@@ -53,9 +59,9 @@ export function createApp(deps: AlertDispatchDeps): HttpApp {
       startedAt: performance.now(),
     }),
     ...(deps.streams ? [deps.streams.sseRoute(), ...(deps.streams.wsRoute ? [deps.streams.wsRoute()] : [])] : []),
-    ...(deps.mcp ? mcpRoutes(deps.mcp) : []),
+    ...(deps.mcp ? mcpRoutes(deps.mcp, '') : []),
   ];
-  return createHttpApp({
+  const http = createHttpApp({
     info: {
       title: 'Argus alert dispatch',
       version: '1.0.0',
@@ -65,6 +71,9 @@ export function createApp(deps: AlertDispatchDeps): HttpApp {
     logger: deps.logger,
     errors: detailStyle(),
     routes,
+    basePath: API_BASE_PATH,
     jsonLimit: deps.bodyLimit ?? '20mb',
   });
+  registerQueueMetrics(http.metrics.registry, deps.intake);
+  return http;
 }

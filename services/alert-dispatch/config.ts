@@ -1,9 +1,12 @@
 import path from 'node:path';
 import Joi from 'joi';
-import { envPort, loadConfig } from '../lib/config/index.js';
+import { envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import type { PlatformConfig } from '../lib/config/index.js';
 
 /** Validated settings of the alert dispatch service. */
 export interface AlertDispatchConfig {
+  /** Settings every Argus process shares (data dir, logging). */
+  platform: PlatformConfig;
   host: string;
   port: number;
   bodyLimit: string;
@@ -17,11 +20,22 @@ export interface AlertDispatchConfig {
   tools: { timeoutMs: number; maxAttempts: number; baseDelayMs: number; maxDelayMs: number };
   dedupMaxEntries: number;
   keepaliveMs: number;
+  /** Bounded intake of POST /alerts. */
+  queue: { concurrency: number; maxLength: number };
+  /** How long running dispatches may finish at shutdown before their tools and model calls are aborted. */
+  drainGraceMs: number;
 }
+
+/**
+ * Prefixes of the variables this service owns: an unknown one (a typo such as `LLM_BASE_ULR`) stops start-up. The
+ * contract names WEBHOOK_URL, MQTT_BROKER and the LLM settings without the service prefix.
+ */
+const OWNED_PREFIXES = ['ALERT_', 'LLM_', 'MQTT_', 'WEBHOOK_'];
 
 const httpUrl = () => Joi.string().uri({ scheme: ['http', 'https'] });
 
 const schema = Joi.object({
+  ...platformEnvSchema,
   ALERT_DISPATCH_HOST: Joi.string().default('127.0.0.1'),
   ALERT_DISPATCH_PORT: envPort().default(8000),
   ALERT_DISPATCH_BODY_LIMIT: Joi.string()
@@ -29,7 +43,6 @@ const schema = Joi.object({
     .default('20mb'),
   ALERT_SUBSCRIPTIONS_FILE: Joi.string(),
   ALERT_SNAPSHOT_DIR: Joi.string(),
-  ARGUS_DATA_DIR: Joi.string().default('.data'),
   WEBHOOK_URL: httpUrl(),
   MQTT_BROKER: Joi.string().uri({ scheme: ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'] }),
   ALERT_MQTT_TOPIC: Joi.string().default('argus/alerts/{source_id}'),
@@ -44,17 +57,22 @@ const schema = Joi.object({
   ALERT_TOOL_RETRY_MAX_MS: Joi.number().integer().min(0).max(300_000).default(10_000),
   ALERT_DEDUP_MAX_ENTRIES: Joi.number().integer().min(1).max(10_000_000).default(10_000),
   ALERT_SSE_KEEPALIVE_MS: Joi.number().integer().min(100).default(15_000),
+  ALERT_QUEUE_CONCURRENCY: Joi.number().integer().min(1).max(1024).default(16),
+  ALERT_QUEUE_LENGTH: Joi.number().integer().min(0).max(100_000).default(128),
+  ALERT_DRAIN_GRACE_MS: Joi.number().integer().min(0).max(600_000).default(5000),
 });
 
 /** Reads the service's settings from `env` (the only place process.env reaches); throws ConfigError listing every problem. */
 export function loadAlertDispatchConfig(env: NodeJS.ProcessEnv): AlertDispatchConfig {
-  const c = loadConfig<Record<string, any>>('alert-dispatch', schema, env, ['ALERT_']);
+  const c = loadConfig<Record<string, any>>('alert-dispatch', schema, env, OWNED_PREFIXES);
+  const platform = toPlatformConfig(c);
   return {
+    platform,
     host: c.ALERT_DISPATCH_HOST,
     port: c.ALERT_DISPATCH_PORT,
     bodyLimit: c.ALERT_DISPATCH_BODY_LIMIT,
     subscriptionsFile: c.ALERT_SUBSCRIPTIONS_FILE,
-    snapshotDir: c.ALERT_SNAPSHOT_DIR ?? path.join(c.ARGUS_DATA_DIR, 'snapshots'),
+    snapshotDir: c.ALERT_SNAPSHOT_DIR ?? path.join(platform.dataDir, 'snapshots'),
     webhookUrl: c.WEBHOOK_URL,
     mqttBroker: c.MQTT_BROKER,
     mqttTopic: c.ALERT_MQTT_TOPIC,
@@ -70,5 +88,7 @@ export function loadAlertDispatchConfig(env: NodeJS.ProcessEnv): AlertDispatchCo
     },
     dedupMaxEntries: c.ALERT_DEDUP_MAX_ENTRIES,
     keepaliveMs: c.ALERT_SSE_KEEPALIVE_MS,
+    queue: { concurrency: c.ALERT_QUEUE_CONCURRENCY, maxLength: c.ALERT_QUEUE_LENGTH },
+    drainGraceMs: c.ALERT_DRAIN_GRACE_MS,
   };
 }

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import mqtt from 'mqtt';
 import { createLogger } from '../lib/log/index.js';
+import { loadAlertDispatchConfig } from './config.js';
 import { startAlertDispatch } from './main.js';
 import { startFakeLlm, type FakeLlm } from './testing/fake-llm.js';
 import { startTestBroker, type TestBroker } from './testing/mqtt-broker.js';
@@ -155,5 +156,97 @@ describe('startAlertDispatch (embedded service, every part real)', () => {
     await expect(
       startAlertDispatch({ ALERT_DISPATCH_PORT: 'x', WEBHOOK_URL: 'ftp://nope', ALERT_TYPO: '1' }, logger),
     ).rejects.toThrow(/ALERT_TYPO is not a known setting[\s\S]*ALERT_DISPATCH_PORT[\s\S]*WEBHOOK_URL/);
+  });
+
+  it('serves every route under the /api/v1 base path and documents it so', async () => {
+    const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as any;
+    const paths = Object.keys(doc.paths);
+    expect(paths).toEqual(expect.arrayContaining(['/api/v1/alerts', '/api/v1/events', '/api/v1/mcp/status']));
+    expect(paths.filter((p) => !p.startsWith('/api/v1/'))).toEqual([]);
+    expect((await fetch(`${service.url}/api/v1/mcp/status`)).status).toBe(200);
+    expect((await fetch(`${service.url}/alerts`, { method: 'POST' })).status).toBe(404);
+  });
+});
+
+describe('alert dispatch configuration (the platform settings and the contract-named variables)', () => {
+  it('reads the shared ARGUS_* settings from the platform schema', () => {
+    const config = loadAlertDispatchConfig({
+      ARGUS_DATA_DIR: '/srv/argus',
+      ARGUS_LOG_LEVEL: 'warn',
+      ARGUS_LOG_FORMAT: 'json',
+    });
+    expect(config.platform).toMatchObject({ dataDir: '/srv/argus', logLevel: 'warn', logJson: true });
+    expect(config.snapshotDir).toBe('/srv/argus/snapshots');
+    expect(() => loadAlertDispatchConfig({ ARGUS_LOG_LEVEL: 'loud' })).toThrow(/ARGUS_LOG_LEVEL/);
+  });
+
+  it('stops on a misspelt WEBHOOK_, MQTT_ or LLM_ variable like on an ALERT_ one', () => {
+    expect(() =>
+      loadAlertDispatchConfig({ WEBHOOK_ULR: 'http://x', MQTT_BROKR: 'mqtt://x', LLM_BASE_ULR: 'http://x' }),
+    ).toThrow(/WEBHOOK_ULR is not a known setting[\s\S]*MQTT_BROKR is not a known setting[\s\S]*LLM_BASE_ULR/);
+  });
+
+  it('reads the dispatch queue limits and the drain grace', () => {
+    expect(loadAlertDispatchConfig({})).toMatchObject({
+      queue: { concurrency: 16, maxLength: 128 },
+      drainGraceMs: 5000,
+    });
+    expect(
+      loadAlertDispatchConfig({ ALERT_QUEUE_CONCURRENCY: '2', ALERT_QUEUE_LENGTH: '0', ALERT_DRAIN_GRACE_MS: '0' }),
+    ).toMatchObject({ queue: { concurrency: 2, maxLength: 0 }, drainGraceMs: 0 });
+    expect(() => loadAlertDispatchConfig({ ALERT_QUEUE_CONCURRENCY: '0' })).toThrow(/ALERT_QUEUE_CONCURRENCY/);
+  });
+});
+
+describe('shutdown while the language model hangs', () => {
+  let dir: string;
+  let hook: WebhookReceiver;
+  let llm: FakeLlm;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'alert-shutdown-'));
+    hook = await startWebhookReceiver();
+    llm = await startFakeLlm();
+  });
+  afterAll(async () => {
+    await llm.close();
+    await hook.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('aborts the model call at the end of the drain grace: close() resolves, no tool starts after, no partial file', async () => {
+    llm.behaviour = { kind: 'hang' };
+    const service = await startAlertDispatch(
+      {
+        ALERT_DISPATCH_PORT: '0',
+        ARGUS_DATA_DIR: dir,
+        WEBHOOK_URL: hook.url,
+        LLM_BASE_URL: llm.baseUrl,
+        LLM_TIMEOUT_MS: '300000', // the model would hold the dispatch (and close) for five minutes
+        ALERT_DRAIN_GRACE_MS: '100',
+      },
+      logger,
+    );
+    const jpeg = await readFile(fixtureImage('person_multi_det.jpg'));
+    const res = await fetch(`${service.url}/api/v1/alerts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        alert_type: 'intrusion',
+        tools: ['capture_snapshot', 'trigger_webhook', 'log_alert'],
+        payloads: [{ kind: 'image', encoding: 'base64', data_base64: jpeg.toString('base64') }],
+      }),
+    });
+    expect(res.status).toBe(202);
+    await llm.waitForRequests(1); // the snapshot is written, the model is asked and never answers
+
+    await service.close();
+
+    expect(hook.received).toEqual([]); // the rules fallback started no tool once aborted
+    const snapshots = await readdir(path.join(dir, 'snapshots'));
+    expect(snapshots).toHaveLength(1);
+    expect(snapshots[0]).toMatch(/\.jpg$/);
+    expect((await readFile(path.join(dir, 'snapshots', snapshots[0]))).equals(jpeg)).toBe(true);
+    await expect(fetch(`${service.url}/api/v1/health`)).rejects.toThrow();
   });
 });

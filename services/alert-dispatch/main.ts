@@ -1,10 +1,11 @@
 import { listen } from '../lib/http/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
-import { createApp } from './app.js';
+import { API_BASE_PATH, createApp } from './app.js';
 import { loadAlertDispatchConfig } from './config.js';
 import { ToolAgent } from './dispatch/agent.js';
 import { DedupStore } from './dispatch/dedup.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
+import { DispatchQueue } from './dispatch/dispatch-queue.js';
 import { systemClock } from './dispatch/clock.js';
 import type { RetryPolicy } from './dispatch/run-tool.js';
 import { McpManager } from './mcp/mcp-manager.js';
@@ -24,16 +25,20 @@ export interface RunningAlertDispatch {
 
 /**
  * Starts the alert dispatch service from `env`: loads subscriptions (and watches the file), connects MCP servers,
- * listens, attaches the WebSocket stream. close() stops intake, drains dispatches, then closes streams, MCP and MQTT.
+ * listens, attaches the WebSocket stream. close() stops intake, lets dispatches finish for the drain grace, then
+ * aborts what still runs (tools, back-offs, model calls; queued alerts are dropped), closes streams, MCP and MQTT.
  */
 export async function startAlertDispatch(env: NodeJS.ProcessEnv, logger?: Logger): Promise<RunningAlertDispatch> {
   const config = loadAlertDispatchConfig(env);
-  const log = logger ?? createLogger({ service: 'alert-dispatch' });
+  const log =
+    logger ??
+    createLogger({ service: 'alert-dispatch', level: config.platform.logLevel, json: config.platform.logJson });
   const clock = systemClock;
   const policy: RetryPolicy = config.tools;
 
   const mqtt = publishMqttTool({ brokerUrl: config.mqttBroker, topicTemplate: config.mqttTopic, logger: log });
-  const mcp = new McpManager({ configFile: config.mcpConfigFile, logger: log });
+  // `${NAME}` in the MCP file is replaced from the service's environment (tokens stay out of the file).
+  const mcp = new McpManager({ configFile: config.mcpConfigFile, logger: log, environment: env });
   const registry = new ToolRegistry(
     [
       logAlertTool(),
@@ -60,6 +65,7 @@ export async function startAlertDispatch(env: NodeJS.ProcessEnv, logger?: Logger
   const hub = new EventHub({
     logger: log,
     keepaliveMs: config.keepaliveMs,
+    wsPath: `${API_BASE_PATH}/ws`,
     serviceInfo: {
       service: 'alert-dispatch',
       version: '1.0.0',
@@ -77,9 +83,11 @@ export async function startAlertDispatch(env: NodeJS.ProcessEnv, logger?: Logger
     policy,
     clock,
   });
+  const intake = new DispatchQueue(dispatcher, { ...config.queue, logger: log });
   const { app } = createApp({
     logger: log,
     dispatcher,
+    intake,
     registry,
     subscriptions,
     agentEnabled: Boolean(agent),
@@ -94,7 +102,7 @@ export async function startAlertDispatch(env: NodeJS.ProcessEnv, logger?: Logger
     host: config.host,
     logger: log,
     name: 'alert-dispatch',
-    beforeClose: [() => dispatcher.drain(), () => hub.close()],
+    beforeClose: [() => dispatcher.drain(config.drainGraceMs), () => hub.close()],
   });
   hub.attach(server.server);
   log.info('alert dispatch ready', {

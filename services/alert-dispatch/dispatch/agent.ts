@@ -26,6 +26,14 @@ export class AgentUnavailable extends Error {
   }
 }
 
+/** The reason the model call's own time-out aborts it with. */
+class AgentTimeout extends Error {}
+
+/** Why a signal was aborted, as text. */
+function reasonText(signal: AbortSignal): string {
+  return signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? 'aborted');
+}
+
 const SYSTEM_PROMPT =
   'You are the action dispatcher of a video-analytics alerting system. Given an alert, call the functions that ' +
   'should handle it. Call each function at most once. Only the functions offered may be called. When unsure, ' +
@@ -41,8 +49,16 @@ const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 export class ToolAgent {
   constructor(private readonly options: AgentOptions) {}
 
-  /** Asks the model which of `candidates` to run for `request`; returns at least one tool or throws. */
-  async choose(request: ActionRequest, candidates: DispatchTool[], snapshotPath: string | null): Promise<ChosenTool[]> {
+  /**
+   * Asks the model which of `candidates` to run for `request`; returns at least one tool or throws. `signal` (the
+   * service's shutdown) ends the call early, like its time-out.
+   */
+  async choose(
+    request: ActionRequest,
+    candidates: DispatchTool[],
+    snapshotPath: string | null,
+    signal?: AbortSignal,
+  ): Promise<ChosenTool[]> {
     const offered = candidates.filter((t) => FUNCTION_NAME.test(t.name));
     if (offered.length === 0) throw new AgentUnavailable('no tool can be offered to the model');
     const body = {
@@ -59,6 +75,13 @@ export class ToolAgent {
       })),
     };
     const url = `${this.options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    if (signal?.aborted) throw new AgentUnavailable(`language model call not made: ${reasonText(signal)}`);
+    // One controller for the time-out and the shutdown, its listener removed after the call: the shutdown signal
+    // lives as long as the process.
+    const call = new AbortController();
+    const timer = setTimeout(() => call.abort(new AgentTimeout()), this.options.timeoutMs);
+    const onShutdown = () => call.abort(signal!.reason);
+    signal?.addEventListener('abort', onShutdown, { once: true });
     let answer: any;
     try {
       const res = await fetch(url, {
@@ -68,7 +91,7 @@ export class ToolAgent {
           ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
         },
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal: call.signal,
       });
       if (!res.ok) {
         await res.body?.cancel();
@@ -77,11 +100,14 @@ export class ToolAgent {
       answer = await res.json();
     } catch (err) {
       if (err instanceof AgentUnavailable) throw err;
-      const name = (err as Error)?.name;
-      if (name === 'TimeoutError' || name === 'AbortError') {
+      if (call.signal.reason instanceof AgentTimeout) {
         throw new AgentUnavailable(`language model timed out after ${this.options.timeoutMs} ms`);
       }
+      if (signal?.aborted) throw new AgentUnavailable(`language model call aborted: ${reasonText(signal)}`);
       throw new AgentUnavailable(`language model unreachable or answer unreadable: ${(err as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onShutdown);
     }
     return this.parse(answer, new Set(offered.map((t) => t.name)));
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { DedupStore, dedupKey } from './dedup.js';
+import { DedupStore, dedupKey, type DedupVerdict } from './dedup.js';
 import { resolvePlan } from './resolve-tools.js';
 import type { ActionRequest, DedupSpec } from './types.js';
 
@@ -24,64 +24,102 @@ const spec = (over: Partial<DedupSpec> = {}): DedupSpec => ({
   ...over,
 });
 
+/** A dedup check whose dispatch delivered: what the dispatcher does after a tool succeeded. */
+function admit(store: DedupStore, r: ActionRequest, s: DedupSpec | undefined): DedupVerdict {
+  const verdict = store.check(r, s);
+  if (verdict.key !== null && !verdict.duplicate && !verdict.pending) store.settle(verdict.key, true);
+  return verdict;
+}
+
 describe('DedupStore', () => {
   it('suppresses a repeat inside the window and lets it through once the window has passed (hits do not extend it)', () => {
     let now = 1_000_000;
     const store = new DedupStore(() => now);
-    expect(store.check(request(), spec()).duplicate).toBe(false);
+    expect(admit(store, request(), spec()).duplicate).toBe(false);
     now += 30_000;
-    expect(store.check(request({ event_id: 'e2' }), spec()).duplicate).toBe(true);
+    expect(admit(store, request({ event_id: 'e2' }), spec()).duplicate).toBe(true);
     now += 29_999; // 59.999 s after the first: still inside, although a hit happened at 30 s
-    expect(store.check(request(), spec()).duplicate).toBe(true);
+    expect(admit(store, request(), spec()).duplicate).toBe(true);
     now += 1; // 60 s after the first: the window counted from the first event is over
-    expect(store.check(request(), spec()).duplicate).toBe(false);
-    expect(store.check(request(), spec()).duplicate).toBe(true);
+    expect(admit(store, request(), spec()).duplicate).toBe(false);
+    expect(admit(store, request(), spec()).duplicate).toBe(true);
   });
 
   it('keys on the listed fields only, metadata paths included', () => {
     const now = 0;
     const store = new DedupStore(() => now);
     const s = spec({ fields: ['source_id', 'metadata.zone'] });
-    expect(store.check(request({ metadata: { zone: 'A', other: 1 } }), s).duplicate).toBe(false);
-    expect(store.check(request({ alert_name: 'other', metadata: { other: 2, zone: 'A' } }), s).duplicate).toBe(true);
-    expect(store.check(request({ metadata: { zone: 'B' } }), s).duplicate).toBe(false);
-    expect(store.check(request({ source_id: 'cam-2', metadata: { zone: 'A' } }), s).duplicate).toBe(false);
+    expect(admit(store, request({ metadata: { zone: 'A', other: 1 } }), s).duplicate).toBe(false);
+    expect(admit(store, request({ alert_name: 'other', metadata: { other: 2, zone: 'A' } }), s).duplicate).toBe(true);
+    expect(admit(store, request({ metadata: { zone: 'B' } }), s).duplicate).toBe(false);
+    expect(admit(store, request({ source_id: 'cam-2', metadata: { zone: 'A' } }), s).duplicate).toBe(false);
   });
 
   it('skips dedup when a field is missing (on_missing skip) and hashes it as null with hash_missing', () => {
     const store = new DedupStore(() => 0);
     const skip = spec({ fields: ['metadata.track_id'] });
     expect(dedupKey(request(), skip)).toBeNull();
-    expect(store.check(request(), skip)).toMatchObject({ duplicate: false, key: null });
-    expect(store.check(request(), skip).duplicate).toBe(false);
+    expect(admit(store, request(), skip)).toMatchObject({ duplicate: false, key: null });
+    expect(admit(store, request(), skip).duplicate).toBe(false);
     const hashMissing = spec({ fields: ['metadata.track_id'], on_missing: 'hash_missing' });
-    expect(store.check(request(), hashMissing).duplicate).toBe(false);
-    expect(store.check(request(), hashMissing).duplicate).toBe(true);
-    expect(store.check(request({ metadata: { track_id: null } }), hashMissing).duplicate).toBe(true);
+    expect(admit(store, request(), hashMissing).duplicate).toBe(false);
+    expect(admit(store, request(), hashMissing).duplicate).toBe(true);
+    expect(admit(store, request({ metadata: { track_id: null } }), hashMissing).duplicate).toBe(true);
   });
 
   it('does nothing when disabled', () => {
     const store = new DedupStore(() => 0);
-    expect(store.check(request(), spec({ enabled: false })).duplicate).toBe(false);
-    expect(store.check(request(), spec({ enabled: false })).duplicate).toBe(false);
-    expect(store.check(request(), undefined).duplicate).toBe(false);
+    expect(admit(store, request(), spec({ enabled: false })).duplicate).toBe(false);
+    expect(admit(store, request(), spec({ enabled: false })).duplicate).toBe(false);
+    expect(admit(store, request(), undefined).duplicate).toBe(false);
     expect(store.size).toBe(0);
   });
 
   it('stays bounded: the oldest keys go first', () => {
     const store = new DedupStore(() => 0, 3);
-    for (const id of ['a', 'b', 'c', 'd']) store.check(request({ source_id: id }), spec());
+    for (const id of ['a', 'b', 'c', 'd']) admit(store, request({ source_id: id }), spec());
     expect(store.size).toBe(3);
-    expect(store.check(request({ source_id: 'd' }), spec()).duplicate).toBe(true);
-    expect(store.check(request({ source_id: 'a' }), spec()).duplicate).toBe(false); // evicted, so new again
+    expect(admit(store, request({ source_id: 'd' }), spec()).duplicate).toBe(true);
+    expect(admit(store, request({ source_id: 'a' }), spec()).duplicate).toBe(false); // evicted, so new again
+  });
+
+  it('records a key only when its dispatch delivered, so a retry of an alert that failed everywhere runs', () => {
+    let now = 0;
+    const store = new DedupStore(() => now);
+    const first = store.check(request(), spec());
+    expect(first).toMatchObject({ duplicate: false, key: expect.any(String) });
+    store.settle(first.key!, false);
+    expect(store.size).toBe(0);
+    now += 1000;
+    const retry = store.check(request({ event_id: 'e2' }), spec());
+    expect(retry.duplicate).toBe(false);
+    store.settle(retry.key!, true);
+    // The window counts from the delivered alert's arrival (1 s), not from the failed first one.
+    now = 60_999;
+    expect(store.check(request({ event_id: 'e3' }), spec()).duplicate).toBe(true);
+  });
+
+  it('makes a duplicate of a running dispatch wait for its outcome: suppressed if it delivered, run if not', async () => {
+    const store = new DedupStore(() => 0);
+    const first = store.check(request(), spec());
+    const second = store.check(request({ event_id: 'e2' }), spec());
+    expect(second).toMatchObject({ duplicate: false, key: first.key, pending: expect.any(Promise) });
+    store.settle(first.key!, false);
+    await second.pending;
+    const again = store.check(request({ event_id: 'e2' }), spec()); // the failed one delivered nothing: e2 runs
+    expect(again).toEqual({ duplicate: false, key: first.key });
+    const third = store.check(request({ event_id: 'e3' }), spec());
+    store.settle(again.key!, true);
+    await third.pending;
+    expect(store.check(request({ event_id: 'e3' }), spec()).duplicate).toBe(true);
   });
 
   it('drops expired keys when new ones arrive', () => {
     let now = 0;
     const store = new DedupStore(() => now);
-    store.check(request({ source_id: 'a' }), spec({ window_seconds: 1 }));
+    admit(store, request({ source_id: 'a' }), spec({ window_seconds: 1 }));
     now = 5000;
-    store.check(request({ source_id: 'b' }), spec({ window_seconds: 1 }));
+    admit(store, request({ source_id: 'b' }), spec({ window_seconds: 1 }));
     expect(store.size).toBe(1);
   });
 });

@@ -11,11 +11,24 @@ export const DEDUP_DEFAULTS: Omit<DedupSpec, 'enabled'> = {
   on_missing: 'skip',
 };
 
-/** Result of a dedup check: `key` is null when dedup did not apply to this event. */
+/**
+ * Result of a dedup check: `key` is null when dedup did not apply to this event. A fresh key is claimed for the
+ * caller, who must `settle` it; `pending` is set instead when an earlier dispatch of the same key is still running.
+ */
 export interface DedupVerdict {
   duplicate: boolean;
   key: string | null;
   reason?: string;
+  /** Settles when the running dispatch of this key has; then check again. */
+  pending?: Promise<void>;
+}
+
+/** A key claimed by a running dispatch: when it started and who waits for its outcome. */
+interface Claim {
+  startedAt: number;
+  windowMs: number;
+  done: Promise<void>;
+  release: () => void;
 }
 
 /** Canonical JSON (sorted keys) so that equal values hash equally whatever their key order. */
@@ -42,19 +55,22 @@ export function dedupKey(request: ActionRequest, spec: DedupSpec): string | null
 }
 
 /**
- * Remembers recently seen dedup keys in memory: bounded (least recently inserted entries go first once `maxEntries`
- * is reached) and expired lazily. A hit does not extend the window: an alert repeating forever still gets through
- * once per window.
+ * Remembers the dedup keys of recently delivered alerts in memory: bounded (least recently inserted entries go first
+ * once `maxEntries` is reached) and expired lazily. A key is recorded only when its dispatch delivered something (at
+ * least one tool succeeded), so a sender's retry of an alert that failed everywhere is not suppressed. While a
+ * dispatch of a key runs, later ones wait for its outcome (`pending`): suppressed if it delivered, run if it did not.
+ * A hit does not extend the window: an alert repeating forever still gets through once per window.
  */
 export class DedupStore {
   private readonly expiries = new Map<string, number>();
+  private readonly running = new Map<string, Claim>();
 
   constructor(
     private readonly clock: Clock,
     private readonly maxEntries = 10_000,
   ) {}
 
-  /** Checks `request` against `spec`; records the key when it is new (or its window has passed). */
+  /** Checks `request` against `spec`; a new (or expired) key is claimed for the caller, who then calls `settle`. */
   check(request: ActionRequest, spec: DedupSpec | undefined): DedupVerdict {
     if (!spec?.enabled) return { duplicate: false, key: null, reason: 'disabled' };
     const key = dedupKey(request, spec);
@@ -62,13 +78,29 @@ export class DedupStore {
     const now = this.clock();
     const expiresAt = this.expiries.get(key);
     if (expiresAt !== undefined && now < expiresAt) return { duplicate: true, key };
-    this.expiries.delete(key); // re-insert so Map order stays insertion (= expiry) order per window
-    this.expiries.set(key, now + spec.window_seconds * 1000);
-    this.evict(now);
+    const claim = this.running.get(key);
+    if (claim) return { duplicate: false, key, pending: claim.done };
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    this.running.set(key, { startedAt: now, windowMs: spec.window_seconds * 1000, done, release });
     return { duplicate: false, key };
   }
 
-  /** Number of keys currently remembered (expired ones may linger until the next insert). */
+  /** Ends the claim on `key`: a delivered alert opens its window (counted from when it arrived); the waiters wake. */
+  settle(key: string, delivered: boolean): void {
+    const claim = this.running.get(key);
+    if (!claim) return;
+    this.running.delete(key);
+    if (delivered) {
+      const now = this.clock();
+      this.expiries.delete(key); // re-insert so Map order stays insertion (= expiry) order per window
+      this.expiries.set(key, claim.startedAt + claim.windowMs);
+      this.evict(now);
+    }
+    claim.release();
+  }
+
+  /** Number of delivered keys currently remembered (expired ones may linger until the next insert). */
   get size(): number {
     return this.expiries.size;
   }

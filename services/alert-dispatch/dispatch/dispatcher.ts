@@ -4,7 +4,7 @@ import type { DispatchTool } from '../tools/tool.js';
 import { AgentUnavailable, type ToolAgent } from './agent.js';
 import { isoWithOffset, systemClock, type Clock } from './clock.js';
 import type { DedupStore } from './dedup.js';
-import { resolvePlan, type SubscriptionDefaults } from './resolve-tools.js';
+import { resolvePlan, type ResolvedPlan, type SubscriptionDefaults } from './resolve-tools.js';
 import { DEFAULT_RETRY_POLICY, runTool, type RetryPolicy } from './run-tool.js';
 import type { ActionRequest, DispatchResult, ToolRunResult } from './types.js';
 
@@ -73,18 +73,19 @@ export class Dispatcher {
     return running;
   }
 
-  /** Starts a dispatch without waiting for it (flexible alerts); failures are logged. */
-  dispatchInBackground(request: ActionRequest): void {
-    this.dispatch(request).catch((err) =>
-      this.deps.logger.error('background dispatch failed', { event_id: request.event_id, error: String(err) }),
-    );
+  /** Fires when a drain's grace has run out: tool attempts, back-offs and model calls end, no tool starts. */
+  get signal(): AbortSignal {
+    return this.shutdown.signal;
   }
 
-  /** Waits for the running dispatches; after `graceMs` their tools are aborted. */
+  /**
+   * Waits for the running dispatches (and those the intake queue starts meanwhile); after `graceMs` the shutdown
+   * signal aborts what still runs, which then settles promptly.
+   */
   async drain(graceMs = 5000): Promise<void> {
     const timer = setTimeout(() => this.shutdown.abort(new Error('service shutting down')), graceMs);
     timer.unref();
-    await Promise.allSettled([...this.inFlight]);
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     clearTimeout(timer);
   }
 
@@ -115,13 +116,36 @@ export class Dispatcher {
       this.publish(request, plan.escalated, finish(result, started));
       return result;
     }
-    const verdict = this.deps.dedup.check(request, plan.dedup);
+    let verdict = this.deps.dedup.check(request, plan.dedup);
+    // A duplicate of an alert still being dispatched waits for that outcome: only a delivered alert suppresses.
+    while (verdict.pending) {
+      await verdict.pending;
+      verdict = this.deps.dedup.check(request, plan.dedup);
+    }
     if (verdict.duplicate) {
       logger.info('duplicate alert suppressed', { event_id: request.event_id, alert_name: request.alert_name });
       result.suppressed = 'duplicate';
       return finish(result, started);
     }
+    if (verdict.key === null) return this.runTools(request, plan, result, started);
+    let delivered = false;
+    try {
+      await this.runTools(request, plan, result, started);
+      delivered = result.actions_taken.length > 0;
+      return result;
+    } finally {
+      this.deps.dedup.settle(verdict.key, delivered);
+    }
+  }
 
+  /** Runs the resolved tools (snapshot first, then the agent's or the rules' choice) and publishes the result. */
+  private async runTools(
+    request: ActionRequest,
+    plan: ResolvedPlan,
+    result: DispatchResult,
+    started: number,
+  ): Promise<DispatchResult> {
+    const { logger } = this.deps;
     let snapshotTool: DispatchTool | undefined;
     const rest: DispatchTool[] = [];
     for (const name of plan.tools) {
@@ -150,7 +174,7 @@ export class Dispatcher {
     result.mode = 'rules';
     if (this.deps.agent && rest.length > 0) {
       try {
-        const chosen = await this.deps.agent.choose(request, rest, result.snapshot_path);
+        const chosen = await this.deps.agent.choose(request, rest, result.snapshot_path, this.shutdown.signal);
         selected = chosen.map((c) => {
           const tool = rest.find((t) => t.name === c.name)!;
           const configured = plan.toolArguments[tool.name] ?? {};

@@ -5,12 +5,23 @@ import type { ActionRequest, ToolRunResult } from './types.js';
 /** Sleeps `ms`, waking early (rejecting) when `signal` aborts. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
-/** Real timer-based sleep. */
+/**
+ * Real timer-based sleep. The abort listener is removed when the timer fires: the signal is usually the
+ * process-long shutdown signal, which would otherwise collect one listener per back-off.
+ */
 export const timerSleep: Sleep = (ms, signal) =>
   new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    if (!signal) return void setTimeout(resolve, ms);
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 
 /** Time-out and retry policy of tool runs. */
@@ -35,6 +46,12 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 class AttemptTimeout extends Error {}
+
+/** The reason of an aborted signal, as a failed tool's error text. */
+function abortMessage(signal: AbortSignal): string {
+  const reason = signal.reason;
+  return reason instanceof Error ? reason.message : String(reason ?? 'aborted');
+}
 
 /** Milliseconds since `started` at 0.1 ms resolution. */
 function elapsedMs(started: number): number {
@@ -139,7 +156,14 @@ export async function runTool(tool: DispatchTool, input: RunToolInput): Promise<
   const sleep = policy.sleep ?? timerSleep;
   const started = performance.now();
   let lastError = 'not run';
+  let attempts = 0;
   for (let n = 1; n <= policy.maxAttempts; n++) {
+    // After the shutdown abort no new attempt starts (and no tool at all, for the tools still waiting their turn).
+    if (input.signal?.aborted) {
+      lastError = abortMessage(input.signal);
+      break;
+    }
+    attempts = n;
     try {
       const output = await new Attempt(input.request, input.args, input.snapshotPath, logger, input.signal).run(
         tool,
@@ -173,15 +197,12 @@ export async function runTool(tool: DispatchTool, input: RunToolInput): Promise<
       try {
         await sleep(delay, input.signal);
       } catch {
+        lastError = input.signal?.aborted ? abortMessage(input.signal) : lastError;
         break;
       }
     }
   }
-  return {
-    name: tool.name,
-    success: false,
-    attempts: policy.maxAttempts,
-    duration_ms: elapsedMs(started),
-    error: lastError,
-  };
+  // Only an abort (shutdown) gets here: before an attempt, or during a back-off.
+  logger.warn('tool failed', { tool: tool.name, event_id: input.request.event_id, attempts, error: lastError });
+  return { name: tool.name, success: false, attempts, duration_ms: elapsedMs(started), error: lastError };
 }

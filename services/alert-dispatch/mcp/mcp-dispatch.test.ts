@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,13 +33,19 @@ describe('alert dispatch to an MCP tool (service + real memory server)', () => {
             name: 'memory',
             command: process.execPath,
             args: [memoryBin],
-            env: { MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl') },
+            // Substituted from the service's environment, as the MCP README documents.
+            env: { MEMORY_FILE_PATH: '${MCP_MEMORY_FILE}' },
           },
         ],
       }),
     );
     service = await startAlertDispatch(
-      { ALERT_DISPATCH_PORT: '0', ARGUS_DATA_DIR: dir, ALERT_MCP_CONFIG_FILE: config },
+      {
+        ALERT_DISPATCH_PORT: '0',
+        ARGUS_DATA_DIR: dir,
+        ALERT_MCP_CONFIG_FILE: config,
+        MCP_MEMORY_FILE: path.join(dir, 'memory.jsonl'),
+      },
       logger,
     );
   });
@@ -103,5 +109,16 @@ describe('alert dispatch to an MCP tool (service + real memory server)', () => {
     });
     const graph = await read.json();
     expect(JSON.stringify(graph.content)).toContain('loitering at dock');
+    // The server wrote where the substituted variable points, not to a file literally named `${MCP_MEMORY_FILE}`.
+    expect(await readFile(path.join(dir, 'memory.jsonl'), 'utf8')).toContain('loitering at dock');
+  });
+
+  it('refuses to start when the MCP file names a variable the environment does not set', async () => {
+    await expect(
+      startAlertDispatch(
+        { ALERT_DISPATCH_PORT: '0', ARGUS_DATA_DIR: dir, ALERT_MCP_CONFIG_FILE: path.join(dir, 'mcp.json') },
+        logger,
+      ),
+    ).rejects.toThrow(/environment variable MCP_MEMORY_FILE is not set/);
   });
 });

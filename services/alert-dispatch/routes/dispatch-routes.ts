@@ -1,39 +1,55 @@
-import { defineRoute, type RouteSpec } from '../../lib/http/index.js';
+import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import { isoWithOffset, type Clock } from '../dispatch/clock.js';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
+import type { DispatchQueue } from '../dispatch/dispatch-queue.js';
 import { fastActionRequest } from '../dispatch/fast-action-request.js';
 import { normaliseFlexibleAlert } from '../dispatch/normalise-alert.js';
 import { actionRequestSchema, flexibleAlertSchema } from '../dispatch/schemas.js';
 import type { ActionRequest } from '../dispatch/types.js';
 import { randomUUID } from 'node:crypto';
-import { API_PREFIX } from './api-prefix.js';
 import { actionResponseBody, errorBody, flexibleAlertResponseBody } from './response-schemas.js';
 
 const validationError = { description: 'A field is invalid (every invalid field is listed)', schema: errorBody };
 const tooLarge = { description: 'Body larger than the configured limit', schema: errorBody };
+const queueFull = {
+  description: 'The dispatch queue is full; the `Retry-After` header says how many seconds to wait',
+  schema: errorBody,
+};
 
-/** POST /alerts (flexible, answered 202 before the tools run) and POST /actions/execute (answered 200 after). */
-export function dispatchRoutes(dispatcher: Dispatcher, clock: Clock): RouteSpec[] {
+/** Seconds a refused sender is asked to wait: queued dispatches take tool time-outs, not minutes. */
+const RETRY_AFTER_SECONDS = '1';
+
+/**
+ * POST /alerts (flexible, queued and answered 202 before the tools run; 429 when the queue is full) and
+ * POST /actions/execute (answered 200 after; its sender waits, so it is paced by its own connections).
+ */
+export function dispatchRoutes(dispatcher: Dispatcher, intake: DispatchQueue, clock: Clock): RouteSpec[] {
   return [
     defineRoute({
       method: 'post',
-      path: `${API_PREFIX}/alerts`,
+      path: '/alerts',
       summary: 'Flexible JSON alert ingestion',
       description:
         'Any JSON object; recognised fields are type-checked and mapped onto an action request (alert_type ' +
         'defaults to UNKNOWN, source_id to unknown, alert_name to alert_type, answer to YES). Unrecognised fields ' +
         'are kept in metadata. Answered 202 as soon as the alert is accepted; the dispatch runs in the background ' +
-        'and its result is published as an `alert_action` event.',
+        'and its result is published as an `alert_action` event. Accepted alerts wait in a bounded queue: when it ' +
+        'is full the alert is refused with 429 and `Retry-After`.',
       tags: ['dispatch'],
       request: { body: flexibleAlertSchema },
       responses: {
         202: { description: 'Accepted for dispatch', schema: flexibleAlertResponseBody },
         413: tooLarge,
         422: validationError,
+        429: queueFull,
       },
       handler: (ctx) => {
         const request = normaliseFlexibleAlert(ctx.state.body, () => isoWithOffset(clock()));
-        dispatcher.dispatchInBackground(request);
+        if (!intake.offer(request)) {
+          throw new HttpError(429, `Dispatch queue is full (${intake.depth} alerts waiting); retry later`, {
+            'Retry-After': RETRY_AFTER_SECONDS,
+          });
+        }
         const ts = Date.parse(request.timestamp!);
         ctx.status = 202;
         ctx.body = {
@@ -46,7 +62,7 @@ export function dispatchRoutes(dispatcher: Dispatcher, clock: Clock): RouteSpec[
     }),
     defineRoute({
       method: 'post',
-      path: `${API_PREFIX}/actions/execute`,
+      path: '/actions/execute',
       summary: 'Dispatch an action request',
       description:
         'Runs the dispatch rules (answer NO and dedup hits run nothing; tools from the request, the subscription, ' +

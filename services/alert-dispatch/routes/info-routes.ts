@@ -3,7 +3,6 @@ import { defineRoute, type RouteSpec } from '../../lib/http/index.js';
 import { isoWithOffset, type Clock } from '../dispatch/clock.js';
 import { DEDUP_DEFAULTS } from '../dispatch/dedup.js';
 import type { SubscriptionStore } from '../subscriptions/subscription-store.js';
-import { API_PREFIX } from './api-prefix.js';
 
 /** What the health and subscription routes read. */
 export interface InfoRouteDeps {
@@ -36,7 +35,7 @@ export function infoRoutes(deps: InfoRouteDeps): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
-      path: `${API_PREFIX}/subscriptions`,
+      path: '/subscriptions',
       summary: 'List subscription entries loaded from configuration',
       tags: ['subscriptions'],
       responses: {
@@ -77,7 +76,7 @@ export function infoRoutes(deps: InfoRouteDeps): RouteSpec[] {
     }),
     defineRoute({
       method: 'get',
-      path: `${API_PREFIX}/health`,
+      path: '/health',
       summary: 'Liveness probe',
       tags: ['health'],
       responses: {

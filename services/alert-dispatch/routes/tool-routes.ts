@@ -8,7 +8,6 @@ import { actionRequestSchema, toolNameSchema } from '../dispatch/schemas.js';
 import type { ActionRequest } from '../dispatch/types.js';
 import type { SubscriptionStore } from '../subscriptions/subscription-store.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { API_PREFIX } from './api-prefix.js';
 import { errorBody, toolInfoBody } from './response-schemas.js';
 
 /** Collaborators of the tool routes. */
@@ -47,7 +46,7 @@ export function toolRoutes(deps: ToolRouteDeps): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
-      path: `${API_PREFIX}/tools`,
+      path: '/tools',
       summary: 'List registered tools (built-in and MCP)',
       tags: ['tools'],
       responses: {
@@ -63,7 +62,7 @@ export function toolRoutes(deps: ToolRouteDeps): RouteSpec[] {
     }),
     defineRoute({
       method: 'post',
-      path: `${API_PREFIX}/tools/reload`,
+      path: '/tools/reload',
       summary: 'Reload the subscriptions file (tool defaults, arguments, dedup, escalation)',
       description: 'A file that fails validation is rejected with 422 and the previous entries stay in force.',
       tags: ['tools'],
@@ -99,7 +98,7 @@ export function toolRoutes(deps: ToolRouteDeps): RouteSpec[] {
     }),
     defineRoute({
       method: 'post',
-      path: `${API_PREFIX}/tools/:name/invoke`,
+      path: '/tools/:name/invoke',
       summary: 'Manually invoke a built-in tool',
       description:
         'Runs one built-in tool once (same time-out and retries as a dispatch) for the given alert. 200 with ' +

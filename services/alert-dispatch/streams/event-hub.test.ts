@@ -135,13 +135,19 @@ class WsClient {
 }
 
 async function startHub(options: Partial<EventHubOptions> = {}): Promise<{ hub: EventHub; server: RunningServer }> {
-  const hub = new EventHub({ logger, serviceInfo: { service: 'alert-dispatch', version: '1.0.0' }, ...options });
+  const hub = new EventHub({
+    logger,
+    serviceInfo: { service: 'alert-dispatch', version: '1.0.0' },
+    wsPath: '/api/v1/ws',
+    ...options,
+  });
   const { app } = createHttpApp({
     info: { title: 'hub', version: '1' },
     service: 'hub',
     logger,
     errors: detailStyle(),
     routes: [hub.sseRoute(), hub.wsRoute()],
+    basePath: '/api/v1',
   });
   const server = await listen(app, {
     port: 0,

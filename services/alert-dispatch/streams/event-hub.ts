@@ -24,10 +24,8 @@ export interface EventHubOptions {
   maxSubscribers?: number;
   /** Sent as the `init` event's data, with the server time added. */
   serviceInfo: Record<string, unknown>;
-  /** Prefix of the route paths given to the HTTP kit (default `/api/v1`; `''` when the app's basePath is `/api/v1`). */
-  routePrefix?: string;
-  /** Absolute path WebSocket upgrades are accepted on (default `/api/v1/ws`). */
-  wsPath?: string;
+  /** Absolute path WebSocket upgrades are accepted on: the app's base path + `/ws` (the routes are relative to it). */
+  wsPath: string;
 }
 
 /** Subscriber counts and the number dropped for being too slow since start. */
@@ -78,7 +76,6 @@ export class EventHub {
   private readonly maxSubscribers: number;
   private readonly minFlushIntervalMs: number;
   private readonly serviceInfo: Record<string, unknown>;
-  private readonly routePrefix: string;
   private readonly wsPath: string;
   private readonly subscribers = new Set<Subscriber>();
   private readonly wss: WebSocketServer;
@@ -100,8 +97,7 @@ export class EventHub {
     this.maxSubscribers = opts.maxSubscribers ?? 10_000;
     this.minFlushIntervalMs = opts.minFlushIntervalMs ?? 20;
     this.serviceInfo = opts.serviceInfo;
-    this.routePrefix = opts.routePrefix ?? '/api/v1';
-    this.wsPath = opts.wsPath ?? '/api/v1/ws';
+    this.wsPath = opts.wsPath;
     // Clients only listen; a small payload cap keeps a misbehaving client from making us buffer its frames.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: 4096, perMessageDeflate: false });
     this.keepaliveTimer = setInterval(() => this.tick(), this.keepaliveMs);
@@ -131,7 +127,7 @@ export class EventHub {
   sseRoute(): RouteSpec {
     return defineRoute({
       method: 'get',
-      path: `${this.routePrefix}/events`,
+      path: '/events',
       summary: 'Server-Sent Events stream of dispatch results',
       description:
         'Events: `init` on connect (service information and `server_time`), `alert_action` after each dispatch, ' +
@@ -155,7 +151,7 @@ export class EventHub {
   wsRoute(): RouteSpec {
     return defineRoute({
       method: 'get',
-      path: `${this.routePrefix}/ws`,
+      path: '/ws',
       summary: 'WebSocket stream mirroring the SSE events',
       description:
         'Upgrade to a WebSocket to receive JSON text frames `{"event": name, "data": payload}` with the same events ' +

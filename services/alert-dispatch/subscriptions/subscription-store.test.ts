@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../lib/log/index.js';
@@ -72,10 +73,43 @@ describe('subscriptions file', () => {
       expect(store.status().error).toBe(bad.error);
 
       store.watch();
+      const reloaded = once(store, 'reloaded');
       await writeFile(file, 'subscriptions:\n  - alert_name: fire\n    tools: [publish_mqtt]\n');
-      for (let i = 0; i < 200 && !store.find('fire'); i++) await new Promise((r) => setTimeout(r, 25));
+      await reloaded;
+      // A watch event may have come between the truncation and the write: then one more reload follows.
+      while (!store.find('fire')) await once(store, 'reloaded');
       expect(store.list().map((s) => s.alert_name)).toEqual(['fire']);
       expect(store.status()).toMatchObject({ ok: true, error: null, count: 1 });
+    } finally {
+      store.close();
+    }
+  });
+
+  it('reloads a ConfigMap volume when the kubelet swaps its ..data symlink', async () => {
+    // The layout the kubelet makes: a timestamped directory, `..data` pointing at it, the key linked through it.
+    const volume = path.join(dir, 'configmap');
+    const first = '..2026_11_23_10_00_00.000000001';
+    await mkdir(path.join(volume, first), { recursive: true });
+    await writeFile(path.join(volume, first, 'subs.yaml'), 'subscriptions:\n  - alert_name: smoke\n');
+    await symlink(first, path.join(volume, '..data'));
+    await symlink(path.join('..data', 'subs.yaml'), path.join(volume, 'subs.yaml'));
+    const store = new SubscriptionStore(path.join(volume, 'subs.yaml'), logger, 20);
+    try {
+      await store.reload();
+      expect(store.list().map((s) => s.alert_name)).toEqual(['smoke']);
+      store.watch();
+
+      // An update: a new timestamped directory, a new `..data_tmp` link renamed over `..data`, the old one removed.
+      const second = '..2026_11_23_10_05_00.000000002';
+      await mkdir(path.join(volume, second));
+      await writeFile(path.join(volume, second, 'subs.yaml'), 'subscriptions:\n  - alert_name: fire\n');
+      const reloaded = once(store, 'reloaded');
+      await symlink(second, path.join(volume, '..data_tmp'));
+      await rename(path.join(volume, '..data_tmp'), path.join(volume, '..data'));
+      await rm(path.join(volume, first), { recursive: true });
+      const [outcome] = await reloaded;
+      expect(outcome).toMatchObject({ ok: true, count: 1 });
+      expect(store.list().map((s) => s.alert_name)).toEqual(['fire']);
     } finally {
       store.close();
     }

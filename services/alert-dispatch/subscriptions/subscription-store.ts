@@ -1,5 +1,6 @@
+import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
 import type { Logger } from '../../lib/log/index.js';
@@ -37,23 +38,39 @@ export function parseSubscriptions(text: string): SubscriptionEntry[] {
   return value.subscriptions as SubscriptionEntry[];
 }
 
+/** What identifies the content the file name leads to: the resolved path and that file's identity and times. */
+async function resolvedSignature(file: string): Promise<string> {
+  try {
+    const target = await realpath(file);
+    const s = await stat(target);
+    return `${target}\0${s.ino}\0${s.size}\0${s.mtimeMs}\0${s.ctimeMs}`;
+  } catch {
+    return 'missing';
+  }
+}
+
 /**
  * The subscription entries of ALERT_SUBSCRIPTIONS_FILE, kept in memory. A missing file means no entries; a bad
- * file keeps the previous entries and records why. `watch()` reloads on changes in the file's directory (debounced,
- * so editors that write in several steps cause one reload).
+ * file keeps the previous entries and records why. `watch()` watches the file's directory and reloads (debounced, so
+ * editors that write in several steps cause one reload) when the file the name resolves to has changed: edited in
+ * place, replaced, or — a Kubernetes ConfigMap volume — reached through a `..data` symlink the kubelet swapped.
+ * Emits `reloaded` with the outcome after every load.
  */
-export class SubscriptionStore {
+export class SubscriptionStore extends EventEmitter<{ reloaded: [ReloadOutcome] }> {
   private entries = new Map<string, SubscriptionEntry>();
   private outcome: ReloadOutcome;
   private watcher?: FSWatcher;
   private debounce?: NodeJS.Timeout;
   private reloading: Promise<ReloadOutcome> = Promise.resolve(undefined as never);
+  /** resolvedSignature of the file at the latest load. */
+  private loadedSignature = '';
 
   constructor(
     private readonly file: string | undefined,
     private readonly logger: Logger,
     private readonly debounceMs = 200,
   ) {
+    super();
     this.outcome = { ok: true, file: file ?? null, count: 0, error: null, loaded_at: null };
   }
 
@@ -82,12 +99,11 @@ export class SubscriptionStore {
   watch(): void {
     if (!this.file || this.watcher) return;
     const dir = path.dirname(this.file);
-    const base = path.basename(this.file);
     try {
-      this.watcher = watch(dir, (_event, name) => {
-        if (name !== null && name.toString() !== base) return;
+      // Every entry of the directory counts: a ConfigMap update renames `..data`, never the file's own name.
+      this.watcher = watch(dir, () => {
         clearTimeout(this.debounce);
-        this.debounce = setTimeout(() => void this.reload(), this.debounceMs);
+        this.debounce = setTimeout(() => void this.reloadIfChanged(), this.debounceMs);
       });
       this.watcher.on('error', (err) => this.logger.warn('subscriptions watch failed', { error: err.message }));
     } catch (err) {
@@ -102,11 +118,24 @@ export class SubscriptionStore {
     this.watcher = undefined;
   }
 
+  /** Reloads when the file the name resolves to is not the one loaded last. */
+  private async reloadIfChanged(): Promise<void> {
+    if (this.file && (await resolvedSignature(this.file)) !== this.loadedSignature) await this.reload();
+  }
+
   private async load(): Promise<ReloadOutcome> {
+    const outcome = await this.read();
+    this.emit('reloaded', outcome);
+    return outcome;
+  }
+
+  private async read(): Promise<ReloadOutcome> {
     const now = new Date().toISOString();
     if (!this.file) return (this.outcome = { ...this.outcome, ok: true, count: 0, loaded_at: now });
     let text: string;
     try {
+      // Taken before reading: a change made during the read shows as a different signature at the next event.
+      this.loadedSignature = await resolvedSignature(this.file);
       text = await readFile(this.file, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT')

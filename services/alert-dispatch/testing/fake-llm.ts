@@ -13,15 +13,22 @@ export interface FakeLlm {
   baseUrl: string;
   requests: Array<{ body: any; authorization?: string }>;
   behaviour: FakeLlmBehaviour;
+  /** Resolves once `count` requests have arrived (a hanging answer included). */
+  waitForRequests(count: number): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Starts the fake model server (POST /v1/chat/completions). */
 export async function startFakeLlm(): Promise<FakeLlm> {
+  const waiters: Array<{ count: number; resolve: () => void }> = [];
   const state: FakeLlm = {
     baseUrl: '',
     requests: [],
     behaviour: { kind: 'tool_calls', calls: [] },
+    waitForRequests: (count) =>
+      state.requests.length >= count
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => waiters.push({ count, resolve })),
     close: async () => undefined,
   };
   const server = http.createServer((req, res) => {
@@ -36,6 +43,10 @@ export async function startFakeLlm(): Promise<FakeLlm> {
         body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
         authorization: req.headers.authorization,
       });
+      for (const w of waiters.filter((w) => state.requests.length >= w.count)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
       const b = state.behaviour;
       if (b.kind === 'hang') return; // never answers; the client's time-out must fire
       if (b.kind === 'status') {

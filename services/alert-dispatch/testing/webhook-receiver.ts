@@ -15,6 +15,10 @@ export interface WebhookReceiver {
   script: ScriptedAnswer[];
   /** Resolves once `count` requests have arrived. */
   waitFor(count: number): Promise<void>;
+  /** From now on requests are recorded but not answered until `release()` (a slow peer the test controls). */
+  hold(): void;
+  /** Answers every held request and stops holding. */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -23,6 +27,8 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const received: WebhookReceiver['received'] = [];
   const script: ScriptedAnswer[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
+  let holding = false;
+  const held: Array<() => void> = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -30,8 +36,12 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       const text = Buffer.concat(chunks).toString('utf8');
       received.push({ path: req.url ?? '/', body: text ? JSON.parse(text) : null, headers: req.headers });
       const answer = script.shift() ?? { status: 200 };
-      res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-      res.end('{}');
+      const send = () => {
+        res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+        res.end('{}');
+      };
+      if (holding) held.push(send);
+      else send();
       for (const w of [...waiters]) {
         if (received.length >= w.count) {
           waiters.splice(waiters.indexOf(w), 1);
@@ -46,6 +56,13 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${port}/hook`,
     received,
     script,
+    hold: () => {
+      holding = true;
+    },
+    release: () => {
+      holding = false;
+      for (const send of held.splice(0)) send();
+    },
     waitFor: (count) =>
       received.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve })),
     close: () =>

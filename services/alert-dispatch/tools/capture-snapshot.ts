@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileTypeFromBuffer } from 'file-type';
 import type { Payload } from '../dispatch/types.js';
@@ -45,14 +45,22 @@ export function captureSnapshotTool(options: SnapshotToolOptions): DispatchTool 
     parameters: NO_PARAMETERS,
     enabled: () => true,
     runnable: () => true,
-    async run({ request }) {
+    async run({ request, signal }) {
       const payload = request.payloads.find((p) => p.kind === 'image');
       if (!payload) throw new ToolError('alert carries no image payload', false);
       const { bytes, ext, mime } = await decodeImagePayload(payload);
       await mkdir(options.directory, { recursive: true });
       const stamp = new Date(now()).toISOString().replace(/[:.]/g, '-');
       const file = path.join(options.directory, `${stamp}-${randomUUID()}.${ext}`);
-      await writeFile(file, bytes, { flag: 'wx' });
+      // Written beside its final name and renamed when complete: a time-out or shutdown never leaves half an image.
+      const partial = `${file}.part`;
+      try {
+        await writeFile(partial, bytes, { flag: 'wx', signal });
+        await rename(partial, file);
+      } catch (err) {
+        await rm(partial, { force: true });
+        throw err;
+      }
       return { snapshot_path: file, mime_type: mime, bytes: bytes.length };
     },
   };

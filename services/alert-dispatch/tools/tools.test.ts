@@ -207,21 +207,33 @@ describe('runTool time-outs', () => {
     expect(timedOut).toMatchObject({ success: false, error: 'timed out after 20 ms' });
     expect(reasons).toEqual(['timed out after 20 ms']);
 
+    // A tool that reads its signal only after the shutdown fired gets it already aborted.
     const shutdown = new AbortController();
-    shutdown.abort(new Error('service shutting down'));
     const lateReader = {
       ...listening,
-      run: ({ signal }: { signal: AbortSignal }) => Promise.resolve({ aborted: signal.aborted }),
+      run: (ctx: { signal: AbortSignal }) => {
+        shutdown.abort(new Error('service shutting down'));
+        return Promise.resolve({ aborted: ctx.signal.aborted });
+      },
     };
-    const r = await runTool(lateReader, {
+    const input = {
       request: request(),
       args: {},
       snapshotPath: null,
       logger,
       policy: { ...policy, timeoutMs: 2000 },
       signal: shutdown.signal,
+    };
+    expect(await runTool(lateReader, input)).toMatchObject({ success: true, output: { aborted: true } });
+    // Once the shutdown fired, no tool starts at all.
+    let started = false;
+    const notStarted = { ...listening, run: () => ((started = true), Promise.resolve({})) };
+    expect(await runTool(notStarted, input)).toMatchObject({
+      success: false,
+      attempts: 0,
+      error: 'service shutting down',
     });
-    expect(r).toMatchObject({ success: true, output: { aborted: true } });
+    expect(started).toBe(false);
   });
 });
 
