@@ -1,4 +1,19 @@
-import { Type, type TLiteral, type TObject, type TProperties, type TSchema, type TUnion } from '@sinclair/typebox';
+import {
+  FormatRegistry,
+  Type,
+  type TLiteral,
+  type TObject,
+  type TProperties,
+  type TSchema,
+  type TUnion,
+} from '@sinclair/typebox';
+
+// TypeBox refuses a format nobody registered: without this every timestamp fails validation. metav1.Time is RFC 3339,
+// fractional seconds optional.
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+if (!FormatRegistry.Has('date-time')) {
+  FormatRegistry.Set('date-time', (value) => RFC3339.test(value) && !Number.isNaN(Date.parse(value)));
+}
 
 /** A string enum: TypeBox checks it; the CRD generator writes it as `type: string` + `enum`. */
 export function stringEnum<const V extends readonly string[]>(
