@@ -9,6 +9,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import { createHttpApp, detailStyle, listen, type RunningServer } from '../../lib/http/index.js';
+import { QueueClosedError } from '../../lib/keyed-queue/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { McpCallError, McpConfigError, McpServerUnavailableError, McpToolNotFoundError } from './errors.js';
 import { McpManager } from './mcp-manager.js';
@@ -325,6 +326,8 @@ describe('McpManager over streamable HTTP', () => {
     expect(none.status()).toEqual({ enabled: false, servers: [], total_tools: 0 });
     await expect(none.invoke('x__y', {})).rejects.toBeInstanceOf(McpToolNotFoundError);
     await none.close();
+    await none.close(); // closing twice is harmless; a reload after close is refused by the manager's queue
+    await expect(none.reload()).rejects.toBeInstanceOf(QueueClosedError);
     const missing = new McpManager({ logger, configFile: path.join(dir, 'absent.yaml') });
     await expect(missing.start()).rejects.toThrow(/cannot read file \(ENOENT\)/);
   });

@@ -1,3 +1,4 @@
+import { KeyedQueue } from '../../lib/keyed-queue/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import { loadMcpConfig, type McpConfig } from './config.js';
 import { McpToolNotFoundError } from './errors.js';
@@ -47,6 +48,9 @@ interface RegistryEntry {
 
 const DEFAULT_RECONNECT: ReconnectPolicy = { initialMs: 1000, maxMs: 30_000 };
 
+/** The one key of the manager's queue: start, reload and close all touch the same connections. */
+const CONNECTIONS = 'connections';
+
 /**
  * Connects to the MCP servers named in a configuration file and exposes their tools under unambiguous names.
  * Servers that fail or die are reported disconnected and reconnected with back-off; a bad file on reload keeps
@@ -57,8 +61,9 @@ export class McpManager {
   private readonly reconnect: ReconnectPolicy;
   private connections: McpServerConnection[] = [];
   private registry = new Map<string, RegistryEntry>();
-  private queue: Promise<unknown> = Promise.resolve();
-  private closed = false;
+  /** Start, reload and close run one at a time so that two reloads never interleave their connections. */
+  private readonly queue = new KeyedQueue<string>();
+  private closing: Promise<void> | undefined;
 
   constructor(private readonly opts: McpManagerOptions) {
     this.logger = opts.logger;
@@ -67,7 +72,7 @@ export class McpManager {
 
   /** Loads the configuration and connects every enabled server; throws McpConfigError for a bad file. */
   start(): Promise<void> {
-    return this.serialised(async () => {
+    return this.queue.run(CONNECTIONS, async () => {
       if (!this.opts.configFile) return;
       await this.apply(await loadMcpConfig(this.opts.configFile, this.opts.environment));
     });
@@ -75,7 +80,7 @@ export class McpManager {
 
   /** Re-reads the configuration and reconnects everything; on McpConfigError the running servers are kept. */
   reload(): Promise<McpStatus> {
-    return this.serialised(async () => {
+    return this.queue.run(CONNECTIONS, async () => {
       if (this.opts.configFile) {
         const config = await loadMcpConfig(this.opts.configFile, this.opts.environment).catch((err) => {
           this.logger.error('MCP configuration rejected, keeping the running one', { error: (err as Error).message });
@@ -128,25 +133,20 @@ export class McpManager {
     return this.connections.find((c) => c.name === server)?.pid ?? null;
   }
 
-  /** Disconnects every server and stops reconnecting. */
+  /** Disconnects every server and stops reconnecting; a start or reload asked for afterwards is refused. */
   close(): Promise<void> {
-    this.closed = true;
-    return this.serialised(async () => {
-      await Promise.all(this.connections.map((c) => c.close()));
-      this.connections = [];
-      this.rebuildRegistry();
-    });
-  }
-
-  /** Start, reload and close run one at a time so that two reloads never interleave their connections. */
-  private serialised<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task);
-    this.queue = run.catch(() => undefined);
-    return run;
+    return (this.closing ??= (async () => {
+      await this.queue.run(CONNECTIONS, async () => {
+        await Promise.all(this.connections.map((c) => c.close()));
+        this.connections = [];
+        this.rebuildRegistry();
+      });
+      await this.queue.close();
+    })());
   }
 
   private async apply(config: McpConfig): Promise<void> {
-    if (this.closed) return;
+    if (this.closing) return;
     const old = this.connections;
     this.connections = [];
     await Promise.all(old.map((c) => c.close()));

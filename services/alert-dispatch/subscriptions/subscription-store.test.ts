@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { QueueClosedError } from '../../lib/keyed-queue/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { parseSubscriptions, SubscriptionStore } from './subscription-store.js';
 
@@ -122,5 +123,6 @@ describe('subscriptions file', () => {
     expect(await none.reload()).toMatchObject({ ok: true, count: 0, file: null });
     none.watch();
     none.close();
+    await expect(none.reload()).rejects.toBeInstanceOf(QueueClosedError);
   });
 });

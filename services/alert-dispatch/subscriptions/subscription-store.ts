@@ -3,6 +3,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
+import { KeyedQueue } from '../../lib/keyed-queue/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import type { SubscriptionDefaults } from '../dispatch/resolve-tools.js';
 import type { DedupSpec, EscalationSpec, ToolArguments } from '../dispatch/types.js';
@@ -61,7 +62,8 @@ export class SubscriptionStore extends EventEmitter<{ reloaded: [ReloadOutcome] 
   private outcome: ReloadOutcome;
   private watcher?: FSWatcher;
   private debounce?: NodeJS.Timeout;
-  private reloading: Promise<ReloadOutcome> = Promise.resolve(undefined as never);
+  /** Reloads run one at a time (a watch event and POST /tools/reload may coincide). */
+  private readonly reloads = new KeyedQueue<string>();
   /** resolvedSignature of the file at the latest load. */
   private loadedSignature = '';
 
@@ -91,8 +93,7 @@ export class SubscriptionStore extends EventEmitter<{ reloaded: [ReloadOutcome] 
 
   /** Reads the file again; reloads never overlap. */
   reload(): Promise<ReloadOutcome> {
-    this.reloading = this.reloading.catch(() => undefined).then(() => this.load());
-    return this.reloading;
+    return this.reloads.run('file', () => this.load());
   }
 
   /** Starts watching the file's directory (no-op without a file or when the directory is missing). */
@@ -103,7 +104,8 @@ export class SubscriptionStore extends EventEmitter<{ reloaded: [ReloadOutcome] 
       // Every entry of the directory counts: a ConfigMap update renames `..data`, never the file's own name.
       this.watcher = watch(dir, () => {
         clearTimeout(this.debounce);
-        this.debounce = setTimeout(() => void this.reloadIfChanged(), this.debounceMs);
+        // A reload refused because the store closed meanwhile is no failure.
+        this.debounce = setTimeout(() => void this.reloadIfChanged().catch(() => undefined), this.debounceMs);
       });
       this.watcher.on('error', (err) => this.logger.warn('subscriptions watch failed', { error: err.message }));
     } catch (err) {
@@ -111,11 +113,12 @@ export class SubscriptionStore extends EventEmitter<{ reloaded: [ReloadOutcome] 
     }
   }
 
-  /** Stops watching. */
+  /** Stops watching; later reloads are refused (QueueClosedError). */
   close(): void {
     clearTimeout(this.debounce);
     this.watcher?.close();
     this.watcher = undefined;
+    void this.reloads.close();
   }
 
   /** Reloads when the file the name resolves to is not the one loaded last. */
