@@ -1,5 +1,12 @@
 export type { NewResource, ResourceStore, Watch, WatchEvent } from './resource-store.js';
-export type { Worker, WorkerContext, WorkloadDriver, WorkloadSpec, WorkloadStatus } from './workload-driver.js';
+export type {
+  Worker,
+  WorkerContext,
+  WorkloadDriver,
+  WorkloadOwner,
+  WorkloadSpec,
+  WorkloadStatus,
+} from './workload-driver.js';
 export { AlreadyExistsError, ConflictError, InvalidError, NotFoundError } from './errors.js';
 export { updateStatusWithRetry } from './status-update.js';
 export type { ServiceControlPlane } from './control-plane.js';

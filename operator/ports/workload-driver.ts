@@ -1,4 +1,11 @@
-import type { AnyResource } from '../api/index.js';
+import type { AnyResource, KindName } from '../api/index.js';
+
+/** Which resource a workload belongs to. */
+export interface WorkloadOwner {
+  kind: KindName;
+  namespace: string;
+  name: string;
+}
 
 /**
  * The workload of a resource, as a controller wants it. `worker` names the worker entry point (`argus worker <name>`
@@ -38,6 +45,12 @@ export interface WorkloadDriver {
   inspect(owner: AnyResource): Promise<WorkloadStatus | undefined>;
   /** Stops and removes the workload (no-op when there is none). */
   remove(owner: AnyResource): Promise<void>;
+  /**
+   * Calls `listener` with the owner whenever a workload's status may have changed (a shard started, finished or
+   * failed), so that controllers reconcile at once; returns a function that stops the calls. Optional: without it
+   * controllers see workload changes at their next resync only.
+   */
+  onChange?(listener: (owner: WorkloadOwner) => void): () => void;
 }
 
 /** What a worker shard receives: which resource, which shard, and a signal that fires when it must stop. */
