@@ -8,6 +8,7 @@ import { HttpError, type ErrorStyle, type ValidationIssue } from './errors.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { buildOpenApi, type ApiInfo } from './openapi.js';
 import { assignRequestId } from './request-id.js';
+import { reportResponseErrors } from './response-errors.js';
 import type { RouteContext, RouteSpec } from './route.js';
 import { RequestValidationError, validatePart } from './validation.js';
 
@@ -144,6 +145,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = new Koa();
   app.proxy = true;
   app.silent = true;
+  reportResponseErrors(app, options.logger, metrics.registry);
 
   const router = new Router({ prefix: basePath || undefined });
   for (const route of options.routes) {
