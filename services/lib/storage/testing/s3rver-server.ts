@@ -13,6 +13,8 @@ export interface S3rverHandle {
   storeConfig: S3ObjectStoreConfig;
   /** Keys of the multipart uploads started and neither completed nor aborted in a (physical) bucket. */
   pendingUploads(bucket: string): Promise<string[]>;
+  /** Kills the server at once (SIGKILL), as a crash or a lost node would: open connections break mid-transfer. */
+  crash(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -56,9 +58,14 @@ export async function startS3rver(): Promise<S3rverHandle> {
       const out = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
       return (out.Uploads ?? []).map((upload) => upload.Key ?? '');
     },
+    async crash() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
     async stop() {
       client.destroy();
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.send('stop');
         await exited;

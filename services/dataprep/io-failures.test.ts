@@ -1,17 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
-import type { IncomingMessage } from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import type { Counter } from 'prom-client';
 import { makeTestVideo } from '../../test/support/media.js';
 import { ensureDefaultModels } from '../../test/support/models.js';
 import { listen, type RunningServer } from '../lib/http/index.js';
-import { createLogger } from '../lib/log/index.js';
+import { createLogger, type Logger } from '../lib/log/index.js';
 import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../lib/storage/index.js';
 import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
-import { createVectorStore, type VectorStore } from '../lib/vectors/index.js';
+import { createVectorStore } from '../lib/vectors/index.js';
 import { createApp } from './app.js';
 import { loadDataprepConfig, type DataprepConfig } from './config.js';
 import { embedMedia } from './pipeline/index.js';
@@ -23,8 +24,71 @@ const MIB = 1024 * 1024;
 const BUCKET = 'aborts';
 const BOUNDARY = 'argus-abort-boundary';
 
-const logger = createLogger({ service: 'upload-abort-test', level: 'error', json: true });
-logger.silent = true;
+const silentLogger = createLogger({ service: 'io-failures-test', level: 'error', json: true });
+silentLogger.silent = true;
+
+/** A logger writing JSON lines into memory, and a way to await one of them. */
+function loggerToMemory() {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const logger = createLogger({ service: 'io-failures-test', level: 'debug', json: true, streams: { stdout, stderr } });
+  /** The first line on stderr with this message. */
+  const nextError = (message: string) =>
+    new Promise<Record<string, any>>((resolve) => {
+      let text = '';
+      const onData = (chunk: Buffer) => {
+        text += chunk.toString();
+        const line = text
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+          .find((l) => l.message === message);
+        if (!line) return;
+        stderr.off('data', onData);
+        resolve(line);
+      };
+      stderr.on('data', onData);
+    });
+  return { logger, nextError };
+}
+
+/** The dataprep app over `store` (LanceDB and temp files under `dataDir`), listening on 127.0.0.1. */
+async function startDataprepOver(store: ObjectStore, dataDir: string, logger: Logger) {
+  const models = await testModels();
+  const config: DataprepConfig = loadDataprepConfig({
+    ARGUS_DATA_DIR: dataDir,
+    ARGUS_MODELS_DIR: await ensureDefaultModels(),
+  });
+  const lance = config.vectors as Extract<DataprepConfig['vectors'], { backend: 'lancedb' }>;
+  const open = (table: string, dimension: number) =>
+    createVectorStore({ backend: 'lancedb', dir: lance.dir, table, dimension });
+  const vectorStore = await open(lance.table, models.imageEmbedder.dimension);
+  const textVectorStore = await open(lance.textTable, models.textEmbedder.dimension);
+  const pipelineDeps = { imageEmbedder: models.imageEmbedder, detector: models.detector, vectors: vectorStore, logger };
+  const created = createApp({
+    config,
+    logger,
+    objectStore: store,
+    vectorStore,
+    textVectorStore,
+    models,
+    embedMedia: (request) => embedMedia(pipelineDeps, request),
+    telemetry: await TelemetryLog.open({ maxRecords: 20 }),
+    limits: { ...TEST_LIMITS, uploadMaxBytes: 64 * MIB },
+    tempDir: path.join(dataDir, 'tmp'),
+  });
+  const server = await listen(created.app, { port: 0, host: '127.0.0.1', logger, name: 'io-failures-test' });
+  return {
+    services: created.services,
+    metrics: created.metrics,
+    server,
+    async close() {
+      await server.close();
+      await vectorStore.close();
+      await textVectorStore.close();
+    },
+  };
+}
 
 /** Descriptors of this process open on files below `dir`: what an upload leaks when a stage is never stopped. */
 async function openFilesUnder(dir: string): Promise<string[]> {
@@ -82,53 +146,15 @@ describe.each(backends)('an upload whose client disconnects, on %s storage', (_n
   let backend: Backend;
   let services: DataprepServices;
   let server: RunningServer;
-  let vectors: VectorStore[] = [];
+  let closeApp: () => Promise<void>;
   let body: { preamble: Buffer; file: Buffer; epilogue: Buffer };
   /** Resolves once the server has read `bytes` of the next request's body. */
   let serverHasRead: (bytes: number) => Promise<void>;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'upload-abort-'));
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'io-failures-'));
     backend = await openBackend(dataDir);
-    const models = await testModels();
-    const config: DataprepConfig = loadDataprepConfig({
-      ARGUS_DATA_DIR: dataDir,
-      ARGUS_MODELS_DIR: await ensureDefaultModels(),
-    });
-    const lance = config.vectors as Extract<DataprepConfig['vectors'], { backend: 'lancedb' }>;
-    const vectorStore = await createVectorStore({
-      backend: 'lancedb',
-      dir: lance.dir,
-      table: lance.table,
-      dimension: models.imageEmbedder.dimension,
-    });
-    const textVectorStore = await createVectorStore({
-      backend: 'lancedb',
-      dir: lance.dir,
-      table: lance.textTable,
-      dimension: models.textEmbedder.dimension,
-    });
-    vectors = [vectorStore, textVectorStore];
-    const pipelineDeps = {
-      imageEmbedder: models.imageEmbedder,
-      detector: models.detector,
-      vectors: vectorStore,
-      logger,
-    };
-    const created = createApp({
-      config,
-      logger,
-      objectStore: backend.store,
-      vectorStore,
-      textVectorStore,
-      models,
-      embedMedia: (request) => embedMedia(pipelineDeps, request),
-      telemetry: await TelemetryLog.open({ maxRecords: 20 }),
-      limits: { ...TEST_LIMITS, uploadMaxBytes: 64 * MIB },
-      tempDir: path.join(dataDir, 'tmp'),
-    });
-    services = created.services;
-    server = await listen(created.app, { port: 0, host: '127.0.0.1', logger, name: 'upload-abort-test' });
+    ({ services, server, close: closeApp } = await startDataprepOver(backend.store, dataDir, silentLogger));
 
     let onRequest: (req: IncomingMessage) => void = () => undefined;
     server.server.on('request', (req: IncomingMessage) => onRequest(req));
@@ -165,8 +191,7 @@ describe.each(backends)('an upload whose client disconnects, on %s storage', (_n
   });
 
   afterAll(async () => {
-    await server?.close();
-    for (const store of vectors) await store.close();
+    await closeApp?.();
     await backend?.store.close();
     await backend?.stop();
     await rm(dataDir, { recursive: true, force: true });
@@ -213,5 +238,62 @@ describe.each(backends)('an upload whose client disconnects, on %s storage', (_n
     expect(await entries(path.join(dataDir, 'media', BUCKET, '.argus-tmp'))).toEqual([]);
     expect(await backend.pendingUploads()).toEqual([]);
     expect(await abortsCounted()).toBe(before + 1);
+  });
+});
+
+describe('a download whose storage stream breaks mid-body (S3 server lost)', () => {
+  let dataDir: string;
+  let s3: S3rverHandle;
+  let store: S3ObjectStore;
+  let app: Awaited<ReturnType<typeof startDataprepOver>>;
+  const logs = loggerToMemory();
+  const size = 24 * MIB;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'io-failures-'));
+    s3 = await startS3rver();
+    store = new S3ObjectStore(s3.storeConfig);
+    await store.put(BUCKET, 'clip/clip.mp4', Buffer.alloc(size, 5), { contentType: 'video/mp4' });
+    app = await startDataprepOver(store, dataDir, logs.logger);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await store?.close();
+    await s3?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('cuts the response short, logs the failure with the request id and counts it', async () => {
+    const logged = logs.nextError('response failed after it began');
+    const url = `${app.server.url}/v1/dataprep/media/download?bucket_name=${BUCKET}&video_id=clip`;
+    const answer = await new Promise<{ status: number; requestId: string; received: number; complete: boolean }>(
+      (resolve, reject) => {
+        const req = http.get(url, (res) => {
+          let received = 0;
+          const done = (complete: boolean) =>
+            resolve({ status: res.statusCode!, requestId: String(res.headers['x-request-id']), received, complete });
+          res.once('data', (first: Buffer) => {
+            received += first.length;
+            // The body has begun: the storage server goes away while the rest is still to come.
+            res.pause();
+            void s3.crash().then(() => {
+              res.on('data', (chunk: Buffer) => (received += chunk.length));
+              res.resume();
+            });
+          });
+          res.on('end', () => done(true));
+          res.on('aborted', () => done(false));
+          res.on('error', () => done(false));
+        });
+        req.on('error', reject);
+      },
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.complete).toBe(false);
+    expect(answer.received).toBeLessThan(size);
+    const line = await logged;
+    expect(line).toMatchObject({ level: 'error', requestId: answer.requestId, path: '/v1/dataprep/media/download' });
+    const failures = await app.metrics.registry.getSingleMetric('http_response_stream_errors_total')!.get();
+    expect(failures.values).toEqual([{ value: 1, labels: { route: '/v1/dataprep/media/download' } }]);
   });
 });
