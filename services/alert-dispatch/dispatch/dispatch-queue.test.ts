@@ -88,7 +88,28 @@ describe('POST /api/v1/alerts behind the bounded dispatch queue', () => {
     text = await metrics();
     expect(metric(text, 'alert_dispatch_queue_depth')).toBe(0);
     expect(metric(text, 'alert_dispatch_queue_rejected_total')).toBe(1);
+    const q7Done = new Promise<void>((resolve) => {
+      onAnnounce = () => void (announced.includes('q7') && resolve());
+    });
     expect((await postAlert('q7')).status).toBe(202); // room again
+    await q7Done;
+  });
+
+  it('drops the alerts still waiting when the drain grace ends, and refuses new ones with 503', async () => {
+    hook.hold();
+    const arrived = hook.received.length;
+    const announcedBefore = announced.length;
+    for (const id of ['s1', 's2', 's3', 's4']) expect((await postAlert(id)).status).toBe(202);
+    await hook.waitFor(arrived + 2); // s1 and s2 run, s3 and s4 wait
+    await dispatcher.drain(0); // no grace: the running webhook calls are aborted at once
+    expect(hook.received.length).toBe(arrived + 2);
+    expect(announced.slice(announcedBefore).sort()).toEqual(['s1', 's2']); // the aborted ones are still announced
+    const text = await metrics();
+    expect(metric(text, 'alert_dispatch_queue_dropped_total')).toBe(2);
+    expect(metric(text, 'alert_dispatch_queue_depth')).toBe(0);
+    const refused = await postAlert('s5');
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toEqual({ detail: 'Service is shutting down' });
   });
 
   it('documents the 429 in the OpenAPI document', async () => {

@@ -4,7 +4,7 @@ import type { DispatchTool } from '../tools/tool.js';
 import { AgentUnavailable, type ToolAgent } from './agent.js';
 import { isoWithOffset, systemClock, type Clock } from './clock.js';
 import type { DedupStore } from './dedup.js';
-import { resolvePlan, type ResolvedPlan, type SubscriptionDefaults } from './resolve-tools.js';
+import { resolvePlan, type SubscriptionDefaults } from './resolve-tools.js';
 import { DEFAULT_RETRY_POLICY, runTool, type RetryPolicy } from './run-tool.js';
 import type { ActionRequest, DispatchResult, ToolRunResult } from './types.js';
 
@@ -127,78 +127,64 @@ export class Dispatcher {
       result.suppressed = 'duplicate';
       return finish(result, started);
     }
-    if (verdict.key === null) return this.runTools(request, plan, result, started);
-    let delivered = false;
     try {
-      await this.runTools(request, plan, result, started);
-      delivered = result.actions_taken.length > 0;
+      let snapshotTool: DispatchTool | undefined;
+      const rest: DispatchTool[] = [];
+      for (const name of plan.tools) {
+        const tool = this.deps.registry.get(name);
+        if (!tool) {
+          logger.warn('unknown tool skipped', { tool: name, event_id: request.event_id });
+        } else if (!tool.runnable(plan.toolArguments[name] ?? {})) {
+          logger.warn('disabled tool skipped', {
+            tool: name,
+            event_id: request.event_id,
+            requires_env: tool.requiresEnv,
+          });
+        } else if (tool.name === SNAPSHOT_TOOL) {
+          snapshotTool = tool;
+        } else {
+          rest.push(tool);
+        }
+      }
+      if (snapshotTool) {
+        const r = await this.runOne(snapshotTool, plan.toolArguments[SNAPSHOT_TOOL] ?? {}, request, result);
+        record(result, r);
+        if (r.success && typeof r.output?.snapshot_path === 'string') result.snapshot_path = r.output.snapshot_path;
+      }
+
+      let selected = rest.map((tool) => ({ tool, args: plan.toolArguments[tool.name] ?? {} }));
+      result.mode = 'rules';
+      if (this.deps.agent && rest.length > 0) {
+        try {
+          const chosen = await this.deps.agent.choose(request, rest, result.snapshot_path, this.shutdown.signal);
+          selected = chosen.map((c) => {
+            const tool = rest.find((t) => t.name === c.name)!;
+            const configured = plan.toolArguments[tool.name] ?? {};
+            // Built-in arguments are operator configuration (a webhook URL): the model may only fill MCP arguments.
+            const args = tool.source === 'mcp' ? { ...c.arguments, ...configured } : configured;
+            return { tool, args };
+          });
+          result.mode = 'agent';
+          logger.info('agent chose tools', { event_id: request.event_id, tools: chosen.map((c) => c.name) });
+        } catch (err) {
+          const why = err instanceof AgentUnavailable ? err.message : String(err);
+          logger.warn('agent unavailable, using rule-based dispatch', { event_id: request.event_id, reason: why });
+        }
+      }
+      // One tool (the common case) needs no Promise.all around it.
+      const outcomes =
+        selected.length === 1
+          ? [await this.runOne(selected[0].tool, selected[0].args, request, result)]
+          : await Promise.all(selected.map(({ tool, args }) => this.runOne(tool, args, request, result)));
+      // Keep the resolved order in actions_taken, not completion order.
+      for (const outcome of outcomes) record(result, outcome);
+      finish(result, started);
+      this.publish(request, plan.escalated, result);
       return result;
     } finally {
-      this.deps.dedup.settle(verdict.key, delivered);
+      // Delivered = at least one tool succeeded; anything less leaves the sender's retry free to run.
+      if (verdict.key !== null) this.deps.dedup.settle(verdict.key, result.actions_taken.length > 0);
     }
-  }
-
-  /** Runs the resolved tools (snapshot first, then the agent's or the rules' choice) and publishes the result. */
-  private async runTools(
-    request: ActionRequest,
-    plan: ResolvedPlan,
-    result: DispatchResult,
-    started: number,
-  ): Promise<DispatchResult> {
-    const { logger } = this.deps;
-    let snapshotTool: DispatchTool | undefined;
-    const rest: DispatchTool[] = [];
-    for (const name of plan.tools) {
-      const tool = this.deps.registry.get(name);
-      if (!tool) {
-        logger.warn('unknown tool skipped', { tool: name, event_id: request.event_id });
-      } else if (!tool.runnable(plan.toolArguments[name] ?? {})) {
-        logger.warn('disabled tool skipped', {
-          tool: name,
-          event_id: request.event_id,
-          requires_env: tool.requiresEnv,
-        });
-      } else if (tool.name === SNAPSHOT_TOOL) {
-        snapshotTool = tool;
-      } else {
-        rest.push(tool);
-      }
-    }
-    if (snapshotTool) {
-      const r = await this.runOne(snapshotTool, plan.toolArguments[SNAPSHOT_TOOL] ?? {}, request, result);
-      record(result, r);
-      if (r.success && typeof r.output?.snapshot_path === 'string') result.snapshot_path = r.output.snapshot_path;
-    }
-
-    let selected = rest.map((tool) => ({ tool, args: plan.toolArguments[tool.name] ?? {} }));
-    result.mode = 'rules';
-    if (this.deps.agent && rest.length > 0) {
-      try {
-        const chosen = await this.deps.agent.choose(request, rest, result.snapshot_path, this.shutdown.signal);
-        selected = chosen.map((c) => {
-          const tool = rest.find((t) => t.name === c.name)!;
-          const configured = plan.toolArguments[tool.name] ?? {};
-          // Built-in arguments are operator configuration (a webhook URL): the model may only fill MCP arguments.
-          const args = tool.source === 'mcp' ? { ...c.arguments, ...configured } : configured;
-          return { tool, args };
-        });
-        result.mode = 'agent';
-        logger.info('agent chose tools', { event_id: request.event_id, tools: chosen.map((c) => c.name) });
-      } catch (err) {
-        const why = err instanceof AgentUnavailable ? err.message : String(err);
-        logger.warn('agent unavailable, using rule-based dispatch', { event_id: request.event_id, reason: why });
-      }
-    }
-    // One tool (the common case) needs no Promise.all around it.
-    const outcomes =
-      selected.length === 1
-        ? [await this.runOne(selected[0].tool, selected[0].args, request, result)]
-        : await Promise.all(selected.map(({ tool, args }) => this.runOne(tool, args, request, result)));
-    // Keep the resolved order in actions_taken, not completion order.
-    for (const outcome of outcomes) record(result, outcome);
-    finish(result, started);
-    this.publish(request, plan.escalated, result);
-    return result;
   }
 
   private runOne(

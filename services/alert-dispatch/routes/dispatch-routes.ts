@@ -42,10 +42,12 @@ export function dispatchRoutes(dispatcher: Dispatcher, intake: DispatchQueue, cl
         413: tooLarge,
         422: validationError,
         429: queueFull,
+        503: { description: 'The service is shutting down', schema: errorBody },
       },
       handler: (ctx) => {
         const request = normaliseFlexibleAlert(ctx.state.body, () => isoWithOffset(clock()));
         if (!intake.offer(request)) {
+          if (dispatcher.signal.aborted) throw new HttpError(503, 'Service is shutting down');
           throw new HttpError(429, `Dispatch queue is full (${intake.depth} alerts waiting); retry later`, {
             'Retry-After': RETRY_AFTER_SECONDS,
           });
