@@ -1,13 +1,17 @@
 import type { LoadedModels } from '../lib/inference/index.js';
 import type { Logger } from '../lib/log/index.js';
 import type { Counter } from 'prom-client';
+import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import type { ObjectStore } from '../lib/storage/index.js';
 import type { VectorStore } from '../lib/vectors/index.js';
 import type { MediaCatalogue } from './catalogue.js';
 import type { DataprepConfig } from './config.js';
 import type { ContentMarkers } from './content-markers.js';
 import type { EmbedMedia } from './embedding-port.js';
+import type { IngestRoot } from './ingest-root/ingest-root.js';
+import type { IngestJobs } from './jobs/ingest-jobs.js';
 import type { MediaProcessing } from './processing.js';
+import type { ReferencedMedia } from './referenced-media.js';
 import type { TelemetryLog } from './telemetry.js';
 
 /** Size and time bounds of the HTTP surface; tests shrink them, production uses the contract's values. */
@@ -35,6 +39,11 @@ export interface DataprepDeps {
   models: DataprepModels;
   embedMedia: EmbedMedia;
   telemetry: TelemetryLog;
+  /**
+   * Where the asynchronous operations go: IngestJobs are created and read there (never run by the service). Every
+   * process passes one; apps built without it (tests of the synchronous endpoints) answer the batch endpoints 500.
+   */
+  controlPlane?: ServiceControlPlane;
   limits?: Partial<DataprepLimits>;
   /** Where local copies of media are kept while they are processed; default `<dataDir>/tmp`. */
   tempDir?: string;
@@ -47,6 +56,12 @@ export interface DataprepServices extends Omit<DataprepDeps, 'limits' | 'tempDir
   catalogue: MediaCatalogue;
   markers: ContentMarkers;
   processing: MediaProcessing;
+  /** Batch jobs (IngestJobs in the control plane). */
+  jobs: IngestJobs;
+  /** Media referenced in place on the ingest mount (directory ingest with store_copy=false). */
+  references: ReferencedMedia;
+  /** The ingest data root, when MM_DATAPREP_INGEST_DATA_ROOT is set. */
+  ingestRoot?: IngestRoot;
   basePath: string;
   /** Uploads stopped by their request signal (upload-metrics.ts). */
   uploadsAborted: Counter<'reason'>;

@@ -1,0 +1,143 @@
+import Joi from 'joi';
+import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
+import { liveContentOwner } from '../content-owners.js';
+import { scanDirectory, type FoundMedia } from '../ingest-root/directory-scan.js';
+import { sha256OfFile } from '../ingest-root/file-hash.js';
+import type { IngestRoot } from '../ingest-root/ingest-root.js';
+import { checkUserMetadata, readSidecar } from '../ingest-root/user-metadata.js';
+import { duplicateMessage } from '../processing.js';
+import type { DataprepServices } from '../services.js';
+import { newVideoId } from '../video-ids.js';
+import { answerAccepted, assertBatchSize, jobAcceptedSchema } from './batch-common.js';
+import {
+  bodyTags,
+  bucketName,
+  detectionConfidence,
+  enableObjectDetection,
+  errorBody,
+  resolveBucket,
+  statusMessage,
+} from './schemas.js';
+
+/** How many names a submit message lists before it only counts. */
+const NAMES_LISTED = 20;
+
+function listNames(names: string[]): string {
+  const shown = names.slice(0, NAMES_LISTED).join(', ');
+  return names.length > NAMES_LISTED ? `${shown} and ${names.length - NAMES_LISTED} more` : shown;
+}
+
+function reservedKeysError(origin: string, keys: string[]): HttpError {
+  return new HttpError(400, `${origin}: reserved metadata keys may not be used: ${keys.join(', ')}`);
+}
+
+/** Every sidecar's warnings; 400 when any sidecar uses a reserved key. */
+async function checkSidecars(root: IngestRoot, files: FoundMedia[]): Promise<string[]> {
+  const warnings: string[] = [];
+  for (const file of files) {
+    const sidecar = await readSidecar(root, file.relative);
+    if (sidecar.reserved.length) throw reservedKeysError(`sidecar of ${file.relative}`, sidecar.reserved);
+    warnings.push(...sidecar.warnings);
+  }
+  return warnings;
+}
+
+/**
+ * Splits the files into those to ingest and those already embedded (identical content owned by an existing video).
+ * With store_copy the whole request is refused (409) instead, as for upload/batch.
+ */
+async function withoutEmbedded(
+  services: DataprepServices,
+  files: FoundMedia[],
+  storeCopy: boolean,
+): Promise<{ toIngest: FoundMedia[]; embedded: string[] }> {
+  if (services.config.allowDuplicateUploads) return { toIngest: files, embedded: [] };
+  const toIngest: FoundMedia[] = [];
+  const embedded: string[] = [];
+  for (const file of files) {
+    const owner = await liveContentOwner(services, await sha256OfFile(file.real));
+    if (!owner) toIngest.push(file);
+    else if (storeCopy)
+      throw new HttpError(409, `${file.relative}: ${duplicateMessage(owner.bucket_name, owner.video_id)}`);
+    else embedded.push(file.relative);
+  }
+  return { toIngest, embedded };
+}
+
+/** POST /media/ingest-dir: ingests the media files of a directory below the ingest data root as one job. */
+export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
+  return defineRoute({
+    method: 'post',
+    path: '/media/ingest-dir',
+    summary: 'Ingest every video and image of a directory below the ingest data root',
+    description:
+      'Paths are resolved to real paths and must stay below MM_DATAPREP_INGEST_DATA_ROOT (symlinks leading out are skipped). `meta/` directories are never ingested; `meta/<file>.json` sidecars add tags and metadata (the sidecar wins over the request). With store_copy=false files are referenced in place; files already embedded are skipped and named in the message.',
+    tags: ['jobs'],
+    request: {
+      body: Joi.object({
+        dir_path: Joi.string().max(4096).required(),
+        recursive: Joi.boolean().default(false),
+        bucket_name: bucketName(),
+        frame_interval: Joi.number().integer().min(1).max(100_000).default(15),
+        enable_object_detection: enableObjectDetection(),
+        detection_confidence: detectionConfidence(),
+        store_copy: Joi.boolean().default(true),
+        tags: bodyTags(),
+        metadata: Joi.object().unknown(true).default({}),
+      }),
+    },
+    responses: {
+      202: {
+        description: 'Job accepted',
+        schema: jobAcceptedSchema().keys({ warnings: Joi.array().items(Joi.string()) }),
+      },
+      200: { description: 'Every file is already embedded: nothing to do', schema: statusMessage() },
+      400: {
+        description: 'Invalid parameters, a path outside the root, no media, reserved metadata key, too many files',
+        schema: errorBody(),
+      },
+      409: {
+        description: 'A file is identical to ingested media (store_copy=true, duplicates disallowed)',
+        schema: errorBody(),
+      },
+      500: { description: 'Unexpected failure', schema: errorBody() },
+    },
+    handler: async (ctx) => {
+      const body = ctx.state.body;
+      const root = services.ingestRoot;
+      if (!root) throw new HttpError(400, 'Directory ingest is not enabled: MM_DATAPREP_INGEST_DATA_ROOT is not set');
+      const bucket = resolveBucket(services, body.bucket_name);
+      const requestMetadata = checkUserMetadata(body.metadata, 'metadata');
+      if (requestMetadata.reserved.length) throw reservedKeysError('metadata', requestMetadata.reserved);
+      const dir = await root.resolveDirectory(body.dir_path);
+      const scan = await scanDirectory(root, dir, body.recursive);
+      if (scan.files.length === 0) throw new HttpError(400, `No supported media files in ${body.dir_path}`);
+      const warnings = [...requestMetadata.warnings, ...scan.warnings, ...(await checkSidecars(root, scan.files))];
+      for (const warning of warnings)
+        services.logger.warn('directory ingest', { requestId: ctx.state.requestId, warning });
+      const { toIngest, embedded } = await withoutEmbedded(services, scan.files, body.store_copy);
+      const skippedNote = embedded.length ? `; skipped as already embedded: ${listNames(embedded)}` : '';
+      if (toIngest.length === 0) {
+        ctx.body = { status: 'success', message: `Nothing to ingest${skippedNote}` };
+        return;
+      }
+      assertBatchSize(services, toIngest.length, 'files');
+      const job = await services.jobs.create({
+        source: 'directory',
+        bucket,
+        frameInterval: body.frame_interval,
+        detection: { enabled: body.enable_object_detection, confidence: body.detection_confidence },
+        tags: body.tags,
+        metadata: requestMetadata.metadata,
+        storeCopy: body.store_copy,
+        items: toIngest.map((file) => ({ identifier: file.relative, videoId: newVideoId(), path: file.relative })),
+      });
+      answerAccepted(
+        ctx,
+        job,
+        `Job accepted: ${toIngest.length} files of ${body.dir_path} will be ingested${skippedNote}`,
+      );
+      ctx.body = { ...(ctx.body as object), warnings };
+    },
+  });
+}

@@ -1,0 +1,163 @@
+import Joi from 'joi';
+import { defineRoute, HttpError, type RouteContext, type RouteSpec } from '../../lib/http/index.js';
+import { detectMediaType, mediaTypeFromName, withDetectedExtension } from '../../lib/media/index.js';
+import { ObjectTooLargeError } from '../../lib/storage/index.js';
+import type { IngestItem } from '../../../operator/api/index.js';
+import { MediaCatalogue } from '../catalogue.js';
+import { liveContentOwner } from '../content-owners.js';
+import { mediaTypeFromContentType } from '../media-kinds.js';
+import { multipartFiles } from '../multipart-files.js';
+import type { IncomingFile } from '../multipart-upload.js';
+import { duplicateMessage } from '../processing.js';
+import type { DataprepServices } from '../services.js';
+import { peekHead } from '../stream-head.js';
+import { uploadAbortReason } from '../upload-metrics.js';
+import { newVideoId, safeFilename } from '../video-ids.js';
+import { answerAccepted, jobAcceptedSchema } from './batch-common.js';
+import { clientGone } from './client-gone.js';
+import {
+  bucketName,
+  detectionConfidence,
+  enableObjectDetection,
+  errorBody,
+  frameInterval,
+  queryTags,
+  resolveBucket,
+} from './schemas.js';
+
+/** Bytes file-type needs to recognise an MP4. */
+const SNIFF_BYTES = 4100;
+
+/** One file of the batch, stored. */
+interface StoredUpload {
+  item: IngestItem;
+  sha256: string;
+}
+
+/** Message of 400 answers for anything but MP4. */
+const MP4_ONLY = 'Unsupported media type: upload/batch accepts MP4 videos only';
+
+/**
+ * Stores every `files` part as it streams in (hashed on the way, never buffered whole), each under a new video_id.
+ * `stored` collects the video ids written so far, so the caller can remove them when the request fails.
+ */
+async function storeFiles(
+  services: DataprepServices,
+  ctx: RouteContext,
+  bucket: string,
+  stored: string[],
+  signal: AbortSignal,
+): Promise<StoredUpload[]> {
+  const maxBytes = services.limits.uploadMaxBytes;
+  const storeOne = async (file: IncomingFile, index: number): Promise<StoredUpload> => {
+    const where = `files[${index}] (${safeFilename(file.filename, 'unnamed')})`;
+    const claimed = mediaTypeFromName(file.filename) ?? mediaTypeFromContentType(file.mimeType);
+    if (claimed?.kind !== 'video') throw new HttpError(400, `${where}: ${MP4_ONLY}`);
+    const { head, stream } = await peekHead(file.stream, SNIFF_BYTES);
+    const type = await detectMediaType(head);
+    if (type?.kind !== 'video') {
+      stream.destroy();
+      throw new HttpError(400, `${where}: ${MP4_ONLY}; the file content is not an MP4 video`);
+    }
+    const videoId = newVideoId();
+    const filename = withDetectedExtension(safeFilename(file.filename, `video.${type.ext}`), type);
+    const key = MediaCatalogue.keyOf(videoId, filename);
+    stored.push(videoId);
+    try {
+      const { sha256 } = await services.objectStore.put(bucket, key, stream, { contentType: type.mime, maxBytes });
+      return { item: { identifier: filename, videoId, key }, sha256 };
+    } catch (error) {
+      if (error instanceof ObjectTooLargeError) {
+        throw new HttpError(413, `${where}: file too large: the limit is ${Math.floor(maxBytes / (1024 * 1024))} MB`);
+      }
+      throw error;
+    }
+  };
+  return multipartFiles(ctx.req, 'files', storeOne, { maxFiles: services.config.batchMaxItems, signal });
+}
+
+/** 409 when any file is identical to media that is already ingested (duplicates disallowed). */
+async function assertNoDuplicates(services: DataprepServices, uploads: StoredUpload[]): Promise<void> {
+  if (services.config.allowDuplicateUploads) return;
+  for (const upload of uploads) {
+    const owner = await liveContentOwner(services, upload.sha256);
+    if (owner) {
+      throw new HttpError(409, `${upload.item.identifier}: ${duplicateMessage(owner.bucket_name, owner.video_id)}`);
+    }
+  }
+}
+
+/** POST /media/upload/batch: stores MP4 files (streamed), then embeds them in one background job. */
+export function uploadBatchRoute(services: DataprepServices): RouteSpec {
+  return defineRoute({
+    method: 'post',
+    path: '/media/upload/batch',
+    summary: 'Upload MP4 videos and embed them in the background',
+    description:
+      'Repeat the form field `files` per MP4. Every file is stored first; then one job embeds them one after another. With duplicates disallowed, a file identical to ingested media refuses the whole request (409) and nothing is kept.',
+    tags: ['jobs'],
+    request: {
+      query: Joi.object({
+        bucket_name: bucketName(),
+        frame_interval: frameInterval(),
+        enable_object_detection: enableObjectDetection(),
+        detection_confidence: detectionConfidence(),
+        tags: queryTags(),
+      }),
+      multipart: Joi.object({
+        files: Joi.array()
+          .items(Joi.any().meta({ swaggerType: 'file' }))
+          .required()
+          .description('MP4 videos'),
+      }),
+    },
+    responses: {
+      202: { description: 'Files stored, job accepted', schema: jobAcceptedSchema() },
+      400: { description: 'Not MP4, no files, too many files, invalid parameters', schema: errorBody() },
+      409: { description: 'A file is identical to ingested media (duplicates disallowed)', schema: errorBody() },
+      413: { description: 'A file is too large', schema: errorBody() },
+      502: { description: 'Storage failure', schema: errorBody() },
+      500: { description: 'Unexpected failure', schema: errorBody() },
+    },
+    handler: async (ctx) => {
+      const q = ctx.state.query;
+      const bucket = resolveBucket(services, q.bucket_name);
+      const signal = clientGone(ctx);
+      const stored: string[] = [];
+      try {
+        let uploads: StoredUpload[];
+        try {
+          uploads = await storeFiles(services, ctx, bucket, stored, signal);
+        } catch (error) {
+          // The rest of the body was not read: close the connection after answering instead of draining it.
+          ctx.set('Connection', 'close');
+          throw error;
+        }
+        await assertNoDuplicates(services, uploads);
+        const job = await services.jobs.create({
+          source: 'upload_batch',
+          bucket,
+          frameInterval: q.frame_interval,
+          detection: { enabled: q.enable_object_detection, confidence: q.detection_confidence },
+          tags: q.tags,
+          storeCopy: true,
+          items: uploads.map((u) => u.item),
+        });
+        answerAccepted(ctx, job, `Job accepted: ${uploads.length} files stored in bucket ${bucket} will be embedded`);
+      } catch (error) {
+        for (const videoId of stored) {
+          await services.catalogue.removeVideo(bucket, videoId).catch((cleanupError: Error) =>
+            services.logger.error('removing a stored batch upload failed', {
+              requestId: ctx.state.requestId,
+              bucket,
+              videoId,
+              error: cleanupError.message,
+            }),
+          );
+        }
+        if (signal.aborted) services.uploadsAborted.inc({ reason: uploadAbortReason(signal.reason) });
+        throw error;
+      }
+    },
+  });
+}
