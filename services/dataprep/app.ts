@@ -1,17 +1,25 @@
 import path from 'node:path';
-import { createHttpApp, statusMessageStyle, type HttpApp, type RouteSpec } from '../lib/http/index.js';
+import { createHttpApp, type HttpApp, type RouteSpec } from '../lib/http/index.js';
 import { MediaCatalogue } from './catalogue.js';
 import { ContentMarkers } from './content-markers.js';
-import { INTERNAL_ERROR_MESSAGE, toHttpError } from './errors.js';
+import { DATAPREP_ERROR_STYLE, mapDataprepError } from './errors.js';
+import { IngestRoot } from './ingest-root/ingest-root.js';
+import { IngestJobs } from './jobs/ingest-jobs.js';
 import { MediaProcessing } from './processing.js';
+import { ReferencedMedia } from './referenced-media.js';
 import { deleteBucketRoute, deleteVideoRoute } from './routes/delete.js';
 import { downloadMediaRoute } from './routes/download.js';
 import { healthRoute } from './routes/health.js';
+import { ingestBatchRoute } from './routes/ingest-batch.js';
+import { ingestDirectoryRoute } from './routes/ingest-dir.js';
 import { ingestMediaRoute } from './routes/ingest.js';
+import { cancelJobRoute, getJobRoute } from './routes/jobs.js';
 import { listMediaRoute } from './routes/list.js';
+import { processBatchRoute } from './routes/process-batch.js';
 import { processMediaRoute } from './routes/process.js';
 import { summaryRoute } from './routes/summary.js';
 import { telemetryRoute } from './routes/telemetry.js';
+import { uploadBatchRoute } from './routes/upload-batch.js';
 import { uploadMediaRoute } from './routes/upload.js';
 import type { DataprepDeps, DataprepLimits, DataprepServices } from './services.js';
 import { createUploadAbortCounter } from './upload-metrics.js';
@@ -31,18 +39,12 @@ export function defaultLimits(deps: Pick<DataprepDeps, 'config'>): DataprepLimit
   };
 }
 
-/** Routes whose storage and vector-DB failures the contract answers with 502 (elsewhere they are plain 500s). */
-function answerBackendFailuresWith502(route: RouteSpec): RouteSpec {
-  return {
-    ...route,
-    handler: async (ctx) => {
-      try {
-        await route.handler(ctx);
-      } catch (error) {
-        throw toHttpError(error);
-      }
-    },
-  };
+/**
+ * A route answering domain errors through the dataprep mapping (backend failures 502, rejected keys and URLs 400).
+ * List and download go without: the contract answers their storage failures with plain 500s.
+ */
+function withDataprepErrors(route: RouteSpec): RouteSpec {
+  return { ...route, mapError: mapDataprepError };
 }
 
 /** Builds the shared services of the route handlers from the injected dependencies. */
@@ -65,7 +67,23 @@ export function buildServices(deps: DataprepDeps): DataprepServices {
   });
   const { limits: _limits, tempDir: _tempDir, ...rest } = deps;
   const uploadsAborted = createUploadAbortCounter();
-  return { ...rest, limits, tempDir, catalogue, markers, processing, basePath: DATAPREP_BASE_PATH, uploadsAborted };
+  const { ingestDataRoot, ingestDataRootHost, markerBucket } = deps.config;
+  const ingestRoot = ingestDataRoot ? new IngestRoot(ingestDataRoot, ingestDataRootHost) : undefined;
+  const jobs = new IngestJobs(deps.controlPlane);
+  const references = new ReferencedMedia(deps.objectStore, markerBucket, ingestRoot);
+  return {
+    ...rest,
+    limits,
+    tempDir,
+    catalogue,
+    markers,
+    processing,
+    jobs,
+    references,
+    ingestRoot,
+    basePath: DATAPREP_BASE_PATH,
+    uploadsAborted,
+  };
 }
 
 /** The dataprep Koa app (no listen): the contract's synchronous endpoints under /v1/dataprep. */
@@ -73,15 +91,21 @@ export function createApp(deps: DataprepDeps): HttpApp & { services: DataprepSer
   const services = buildServices(deps);
   const routes = [
     healthRoute(services),
-    answerBackendFailuresWith502(summaryRoute(services)),
-    answerBackendFailuresWith502(processMediaRoute(services)),
-    answerBackendFailuresWith502(uploadMediaRoute(services)),
-    answerBackendFailuresWith502(ingestMediaRoute(services)),
+    withDataprepErrors(summaryRoute(services)),
+    withDataprepErrors(processMediaRoute(services)),
+    withDataprepErrors(uploadMediaRoute(services)),
+    withDataprepErrors(ingestMediaRoute(services)),
     listMediaRoute(services),
     downloadMediaRoute(services),
+    withDataprepErrors(uploadBatchRoute(services)),
+    withDataprepErrors(processBatchRoute(services)),
+    withDataprepErrors(ingestBatchRoute(services)),
+    withDataprepErrors(ingestDirectoryRoute(services)),
     // The batch job routes (`/media/jobs/:job_id`) must be registered before these two to win over them.
-    answerBackendFailuresWith502(deleteVideoRoute(services)),
-    answerBackendFailuresWith502(deleteBucketRoute(services)),
+    getJobRoute(services),
+    cancelJobRoute(services),
+    withDataprepErrors(deleteVideoRoute(services)),
+    withDataprepErrors(deleteBucketRoute(services)),
     telemetryRoute(services),
   ];
   // Base64 of the largest ingest image, plus room for the other fields.
@@ -94,7 +118,7 @@ export function createApp(deps: DataprepDeps): HttpApp & { services: DataprepSer
     },
     service: 'dataprep',
     logger: deps.logger,
-    errors: statusMessageStyle(INTERNAL_ERROR_MESSAGE),
+    errors: DATAPREP_ERROR_STYLE,
     routes,
     basePath: DATAPREP_BASE_PATH,
     jsonLimit: `${jsonLimit}b`,

@@ -3,12 +3,7 @@ import Joi from 'joi';
 import type { ObjectStoreConfig } from '../lib/storage/index.js';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig } from '../lib/config/index.js';
-import { isValidBucketName } from '../lib/storage/index.js';
-
-const bucketName = () =>
-  Joi.string().custom((value: string, helpers) =>
-    isValidBucketName(value) ? value : helpers.message({ custom: `{{#label}} must be a valid bucket name` }),
-  );
+import { bucketName } from './bucket-name.js';
 
 /** Every environment variable the dataprep service reads, with its default; the README lists the same table. */
 export const dataprepEnvSchema = Joi.object({

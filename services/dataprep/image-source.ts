@@ -1,4 +1,4 @@
-import { HttpError } from '../lib/http/index.js';
+import { HttpError, parseHttpUrl } from '../lib/http/index.js';
 
 /** Bounds of image ingestion: size cap of downloads and decodes, download time bound, redirect hops. */
 export interface ImageSourceLimits {
@@ -33,17 +33,6 @@ export function decodeBase64Image(input: string, maxBytes: number): Buffer {
   return bytes;
 }
 
-function parseHttpUrl(value: string, what: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new HttpError(400, `${what} is not a valid URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new HttpError(400, `${what} must use http or https`);
-  return url;
-}
-
 /** A downloaded image: its bytes and the URL finally answered (after redirects). */
 export interface DownloadedImage {
   bytes: Buffer;
@@ -52,8 +41,9 @@ export interface DownloadedImage {
 
 /**
  * Downloads `imageUrl` within `timeoutMs` (the whole download, body included), following at most `maxRedirects`
- * redirects and only to http/https. The body is streamed and the download aborted past `maxBytes` (413). Network
- * errors, timeouts and non-2xx answers are 400: the source is bad, not the server.
+ * redirects and only to http/https (InvalidHttpUrlError otherwise, answered 400). The body is streamed and the
+ * download aborted past `maxBytes` (413). Network errors, timeouts and non-2xx answers are 400: the source is bad,
+ * not the server.
  */
 export async function downloadImage(imageUrl: string, limits: ImageSourceLimits): Promise<DownloadedImage> {
   let url = parseHttpUrl(imageUrl, 'image_url');

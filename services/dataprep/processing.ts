@@ -9,7 +9,7 @@ import type { MediaCatalogue, StoredMedia } from './catalogue.js';
 import type { ContentMarkers } from './content-markers.js';
 import type { EmbedMedia } from './embedding-port.js';
 import type { EmbedMediaResult } from './pipeline/index.js';
-import { isBackendFailure, toHttpError } from './errors.js';
+import { mapDataprepError } from './errors.js';
 import type { TelemetryLog, TelemetryRecord } from './telemetry.js';
 import { downloadToTempMedia, type TempMedia } from './temp-media.js';
 
@@ -197,7 +197,9 @@ export class MediaProcessing {
   }
 
   private toClientError(error: unknown, kind: MediaKind): unknown {
-    if (error instanceof HttpError || isBackendFailure(error)) return toHttpError(error);
+    if (error instanceof HttpError) return error;
+    const mapped = mapDataprepError(error);
+    if (mapped) return mapped;
     if (DECODE_FAILURES.some((type) => error instanceof type)) {
       return new HttpError(400, `The ${kind === 'video' ? 'video' : 'image'} could not be decoded`);
     }

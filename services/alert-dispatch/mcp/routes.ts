@@ -1,9 +1,8 @@
 import Joi from 'joi';
-import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
+import { defineRoute, HttpError, roundMs, type ErrorMapping, type RouteSpec } from '../../lib/http/index.js';
+import { errorBody } from '../routes/response-schemas.js';
 import { McpCallError, McpConfigError, McpServerUnavailableError, McpToolNotFoundError } from './errors.js';
 import type { McpManager } from './mcp-manager.js';
-
-const errorBody = Joi.object({ detail: Joi.string() });
 
 const serverStatus = Joi.object({
   name: Joi.string(),
@@ -37,8 +36,8 @@ const invokeResult = Joi.object({
   duration_ms: Joi.number(),
 });
 
-/** Maps McpManager errors to HTTP statuses; the app's detailStyle renders `{detail}`. */
-function toHttpError(err: unknown): unknown {
+/** McpManager errors as HTTP statuses (the routes' `mapError`); the app's detailStyle renders `{detail}`. */
+const mapMcpError: ErrorMapping = (err) => {
   if (err instanceof McpToolNotFoundError) return new HttpError(404, err.message);
   if (err instanceof McpServerUnavailableError) return new HttpError(503, err.message, { 'Retry-After': '1' });
   if (err instanceof McpConfigError) return new HttpError(422, err.message);
@@ -46,8 +45,8 @@ function toHttpError(err: unknown): unknown {
     const status = err.kind === 'invalid_arguments' ? 400 : err.kind === 'timeout' ? 504 : 502;
     return new HttpError(status, `MCP tool call failed: ${err.message}`);
   }
-  return err;
-}
+  return undefined;
+};
 
 /** Routes of MCP inspection and manual invocation; `prefix` is `/api/v1` unless the app's basePath already has it. */
 export function mcpRoutes(manager: McpManager, prefix = '/api/v1'): RouteSpec[] {
@@ -88,12 +87,9 @@ export function mcpRoutes(manager: McpManager, prefix = '/api/v1'): RouteSpec[] 
         200: { description: 'Status after reconnecting', schema: statusBody },
         422: { description: 'Invalid configuration file', schema: errorBody },
       },
+      mapError: mapMcpError,
       handler: async (ctx) => {
-        try {
-          ctx.body = await manager.reload();
-        } catch (err) {
-          throw toHttpError(err);
-        }
+        ctx.body = await manager.reload();
       },
     }),
     defineRoute({
@@ -116,6 +112,7 @@ export function mcpRoutes(manager: McpManager, prefix = '/api/v1'): RouteSpec[] 
         503: { description: 'The tool server is disconnected (reconnecting)', schema: errorBody },
         504: { description: 'The tool call timed out', schema: errorBody },
       },
+      mapError: mapMcpError,
       handler: async (ctx) => {
         const name: string = ctx.state.params.name;
         const tool = manager.tools().find((t) => t.name === name);
@@ -134,12 +131,10 @@ export function mcpRoutes(manager: McpManager, prefix = '/api/v1'): RouteSpec[] 
             tool: tool?.tool,
             is_error: result.isError,
             content: result.content,
-            duration_ms: Math.round((performance.now() - started) * 10) / 10,
+            duration_ms: roundMs(performance.now() - started),
           };
           if (result.structuredContent !== undefined) body.structured_content = result.structuredContent;
           ctx.body = body;
-        } catch (err) {
-          throw toHttpError(err);
         } finally {
           ctx.res.off('close', onClose);
         }

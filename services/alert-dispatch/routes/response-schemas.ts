@@ -1,12 +1,8 @@
 import Joi from 'joi';
+import { detailStyle } from '../../lib/http/index.js';
 
-/** Body of every error answer. */
-export const errorBody = Joi.object({
-  detail: Joi.string().required(),
-  errors: Joi.array()
-    .items(Joi.object({ loc: Joi.array().items(Joi.string()), msg: Joi.string(), type: Joi.string() }))
-    .description('Only for 422 validation failures: one entry per invalid field'),
-});
+/** Body of every error answer, as the service's ErrorStyle renders it. */
+export const errorBody = detailStyle().body;
 
 /** The action response. */
 export const actionResponseBody = Joi.object({

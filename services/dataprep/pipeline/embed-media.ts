@@ -16,7 +16,7 @@ import {
 } from './metadata.js';
 import { embeddingRecordId } from './record-id.js';
 import { Semaphore } from './semaphore.js';
-import { BatchLog, PipelineClock, type EmbedMediaResult } from './pipeline-stats.js';
+import { BatchLog, PipelineClock, round3, type EmbedMediaResult } from './pipeline-stats.js';
 
 /** The log methods the pipeline uses (a winston Logger fits). */
 export interface PipelineLogger {
@@ -431,5 +431,3 @@ async function rollback(
     });
   }
 }
-
-const round3 = (value: number) => Math.round(value * 1000) / 1000;

@@ -101,7 +101,8 @@ export class BatchLog {
 
 type Stage = 'decode' | 'detect' | 'embed' | 'write';
 
-const round3 = (value: number) => Math.round(value * 1000) / 1000;
+/** `value` to three decimals: the precision of every seconds figure in telemetry. */
+export const round3 = (value: number) => Math.round(value * 1000) / 1000;
 const rate = (count: number, seconds: number) => (seconds > 0 ? round3(count / seconds) : 0);
 
 /** Accumulates per-stage busy time for one pipeline run. */

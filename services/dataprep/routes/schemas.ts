@@ -1,14 +1,11 @@
 import Joi from 'joi';
 import { HttpError } from '../../lib/http/index.js';
-import { isValidBucketName } from '../../lib/storage/index.js';
+import { DATAPREP_ERROR_STYLE } from '../errors.js';
 import type { DataprepServices } from '../services.js';
 import { VIDEO_ID_PATTERN } from '../video-ids.js';
 
 /** A bucket name (S3 rules); the default bucket applies when omitted. */
-export const bucketName = () =>
-  Joi.string().custom((value: string, helpers) =>
-    isValidBucketName(value) ? value : helpers.message({ custom: 'invalid bucket name' }),
-  );
+export { bucketName } from '../bucket-name.js';
 
 /** A video id: one safe path segment. */
 export const videoId = () =>
@@ -43,8 +40,8 @@ export const queryTags = () =>
 /** Common shape of success answers. */
 export const statusMessage = () => Joi.object({ status: Joi.string().valid('success'), message: Joi.string() });
 
-/** Common shape of error answers. */
-export const errorBody = () => Joi.object({ status: Joi.string().valid('error'), message: Joi.string() });
+/** Common shape of error answers (the service's ErrorStyle defines it). */
+export const errorBody = () => DATAPREP_ERROR_STYLE.body;
 
 /** The bucket a request names, or the default; the reserved marker bucket is refused (400). */
 export function resolveBucket(services: DataprepServices, name: string | undefined): string {

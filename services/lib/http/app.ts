@@ -4,7 +4,8 @@ import { koaBody } from 'koa-body';
 import type { Logger } from '../log/index.js';
 import { docsRouter } from './docs.js';
 import type Joi from 'joi';
-import { HttpError, type ErrorStyle, type ValidationIssue } from './errors.js';
+import { roundMs } from './duration.js';
+import { HttpError, type ErrorMapping, type ErrorStyle, type ValidationIssue } from './errors.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { buildOpenApi, type ApiInfo } from './openapi.js';
 import { assignRequestId } from './request-id.js';
@@ -19,6 +20,8 @@ export interface HttpAppOptions {
   service: string;
   logger: Logger;
   errors: ErrorStyle;
+  /** Domain errors every route answers with a status of their own, unless the route has its own `mapError`. */
+  mapError?: ErrorMapping;
   routes: RouteSpec[];
   /** Prefix of every route path, e.g. `/v1/dataprep`. */
   basePath?: string;
@@ -33,8 +36,13 @@ export interface HttpApp {
   metrics: HttpMetrics;
 }
 
-/** Answers a failed request in the service's error style; unexpected errors are logged and hidden behind a 500. */
-function renderError(ctx: Koa.Context, err: any, logger: Logger, style: ErrorStyle): void {
+/**
+ * Answers a failed request in the service's error style, after the route's error mapping; unexpected errors are
+ * logged and hidden behind a 500.
+ */
+function renderError(ctx: Koa.Context, error: any, logger: Logger, style: ErrorStyle): void {
+  const mapError: ErrorMapping | undefined = ctx.state.mapError;
+  const err = (!(error instanceof HttpError) && mapError?.(error)) || error;
   if (err instanceof RequestValidationError) {
     ctx.status = style.validationStatus;
     ctx.body = style.render(ctx.status, err.message, err.issues);
@@ -61,7 +69,7 @@ function logAccess(logger: Logger, ctx: Koa.Context, ms: number): void {
     method: ctx.method,
     path: ctx.path,
     status: ctx.status,
-    duration_ms: Math.round(ms * 10) / 10,
+    duration_ms: roundMs(ms),
   });
 }
 
@@ -82,8 +90,9 @@ function checkPart(
   }
 }
 
-function routeMiddleware(route: RouteSpec, jsonLimit: string): Koa.Middleware[] {
+function routeMiddleware(route: RouteSpec, jsonLimit: string, appMapError?: ErrorMapping): Koa.Middleware[] {
   const req = route.request ?? {};
+  const mapError = route.mapError ?? appMapError;
   const chain: Koa.Middleware[] = [];
   if (req.body) {
     chain.push(
@@ -94,6 +103,7 @@ function routeMiddleware(route: RouteSpec, jsonLimit: string): Koa.Middleware[] 
   // rejection, and each extra async layer costs microtask turns per request.
   chain.push((ctx) => {
     const state = ctx.state as RouteContext['state'];
+    if (mapError) state.mapError = mapError;
     const params = (ctx as any).params ?? {};
     const issues: ValidationIssue[] = [];
     // Every part is checked before answering, so one 4xx names every invalid field.
@@ -140,7 +150,7 @@ function requestEnvelope(logger: Logger, style: ErrorStyle, metrics: HttpMetrics
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const basePath = options.basePath ?? '';
-  const openapi = buildOpenApi(options.info, basePath, options.routes);
+  const openapi = buildOpenApi(options.info, basePath, options.routes, options.errors.body);
   const metrics = createHttpMetrics(options.service);
   const app = new Koa();
   app.proxy = true;
@@ -149,7 +159,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   const router = new Router({ prefix: basePath || undefined });
   for (const route of options.routes) {
-    router.register(route.path, [route.method.toUpperCase()], routeMiddleware(route, options.jsonLimit ?? '1mb'));
+    router.register(
+      route.path,
+      [route.method.toUpperCase()],
+      routeMiddleware(route, options.jsonLimit ?? '1mb', options.mapError),
+    );
   }
   const ops = docsRouter(options.info.title, openapi);
   ops.get('/metrics', async (ctx) => {

@@ -1,7 +1,9 @@
 export { createHttpApp } from './app.js';
 export type { HttpApp, HttpAppOptions } from './app.js';
 export { HttpError, statusMessageStyle, detailStyle } from './errors.js';
-export type { ErrorStyle, ValidationIssue } from './errors.js';
+export type { ErrorMapping, ErrorStyle, ValidationIssue } from './errors.js';
+export { roundMs } from './duration.js';
+export { InvalidHttpUrlError, parseHttpUrl } from './http-url.js';
 export { defineRoute } from './route.js';
 export type { RouteSpec, RouteContext, RouteState, ResponseSpec } from './route.js';
 export { RequestValidationError, validatePart } from './validation.js';

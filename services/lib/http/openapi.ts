@@ -25,8 +25,16 @@ function parameters(location: 'path' | 'query', schema?: Joi.ObjectSchema) {
   }));
 }
 
-/** Builds the OpenAPI 3 document from the same route specs that validate requests. */
-export function buildOpenApi(info: ApiInfo, basePath: string, routes: RouteSpec[]): Record<string, unknown> {
+/**
+ * Builds the OpenAPI 3 document from the same route specs that validate requests; `errorBody` documents every error
+ * answer (4xx, 5xx) whose spec names no schema of its own.
+ */
+export function buildOpenApi(
+  info: ApiInfo,
+  basePath: string,
+  routes: RouteSpec[],
+  errorBody?: Joi.Schema,
+): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const oasPath = (basePath + route.path).replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -44,19 +52,22 @@ export function buildOpenApi(info: ApiInfo, basePath: string, routes: RouteSpec[
       requestBody = { required: true, content: { 'multipart/form-data': { schema: toSchema(req.multipart) } } };
     }
     const responses = Object.fromEntries(
-      Object.entries(route.responses).map(([status, r]) => [
-        status,
-        {
-          description: r.description,
-          ...(r.schema || r.contentType
-            ? {
-                content: {
-                  [r.contentType ?? 'application/json']: r.schema ? { schema: toSchema(r.schema) } : {},
-                },
-              }
-            : {}),
-        },
-      ]),
+      Object.entries(route.responses).map(([status, spec]) => {
+        const r = Number(status) >= 400 && !spec.schema && !spec.contentType ? { ...spec, schema: errorBody } : spec;
+        return [
+          status,
+          {
+            description: r.description,
+            ...(r.schema || r.contentType
+              ? {
+                  content: {
+                    [r.contentType ?? 'application/json']: r.schema ? { schema: toSchema(r.schema) } : {},
+                  },
+                }
+              : {}),
+          },
+        ];
+      }),
     );
     paths[oasPath] ??= {};
     paths[oasPath][route.method] = {

@@ -1,9 +1,12 @@
 import type Joi from 'joi';
 import type Koa from 'koa';
+import type { ErrorMapping } from './errors.js';
 
 /** What a handler sees: Koa's context plus the validated request parts. */
 export interface RouteState {
   requestId: string;
+  /** The matched route's error mapping, for the kit's error rendering. */
+  mapError?: ErrorMapping;
   params: Record<string, any>;
   query: Record<string, any>;
   body: any;
@@ -44,7 +47,10 @@ export interface RouteSpec {
     multipart?: Joi.ObjectSchema;
     headers?: Record<string, string>;
   };
+  /** Error answers without a schema are documented with the service's error body (ErrorStyle.body). */
   responses: Record<number, ResponseSpec>;
+  /** Domain errors this route answers with a status of their own (the app's `mapError` otherwise). */
+  mapError?: ErrorMapping;
   handler: (ctx: RouteContext) => Promise<void> | void;
 }
 
