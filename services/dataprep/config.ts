@@ -15,8 +15,10 @@ export const dataprepEnvSchema = Joi.object({
   MM_DATAPREP_HOST: Joi.string().default('127.0.0.1'),
   MM_DATAPREP_HOST_PORT: envPort().default(6007),
   MM_DATAPREP_ALLOW_DUPLICATE_UPLOADS: envBoolean().default(false),
+  // Used by the batch endpoints and their IngestJobs (control-plane issue), like the two ingest roots below.
   MM_DATAPREP_BATCH_MAX_ITEMS: Joi.number().integer().min(1).max(10_000).default(100),
   MM_DATAPREP_TELEMETRY_MAX_RECORDS: Joi.number().integer().min(1).max(100_000).default(1000),
+  // Directory ingest and referenced media (store_copy=false) must lie below it; the host path expresses source_path.
   MM_DATAPREP_INGEST_DATA_ROOT: Joi.string(),
   MM_DATAPREP_INGEST_DATA_ROOT_HOST: Joi.string(),
   MM_DATAPREP_DEFAULT_BUCKET: bucketName().default('argus-media'),

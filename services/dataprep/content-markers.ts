@@ -41,11 +41,11 @@ export class ContentMarkers {
   }
 
   /** Records `marker` unless another video already owns the hash; always records the video → hash link. */
-  async record(marker: ContentMarker, replaceOwner = false): Promise<void> {
+  async record(marker: ContentMarker): Promise<void> {
     const existing = await this.find(marker.sha256);
     const ownedByOther =
       existing && (existing.bucket_name !== marker.bucket_name || existing.video_id !== marker.video_id);
-    if (!existing || replaceOwner || !ownedByOther) {
+    if (!ownedByOther) {
       await this.store.put(this.bucket, hashKey(marker.sha256), Buffer.from(JSON.stringify(marker)), {
         contentType: 'application/json',
       });

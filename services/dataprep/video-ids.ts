@@ -9,11 +9,6 @@ export function newVideoId(): string {
   return randomUUID();
 }
 
-/** True when `id` is a safe video id. */
-export function isValidVideoId(id: string): boolean {
-  return VIDEO_ID_PATTERN.test(id);
-}
-
 /**
  * A file name safe as the last segment of an object key: the base name of what the client sent, with anything but
  * letters, digits, `.`, `_` and `-` replaced by `_`, never starting with a dot, at most 200 characters.

@@ -52,14 +52,11 @@ export interface EmbedMediaRequest {
    */
   runId?: string;
   /**
-   * User metadata stored as top-level keys; must not use canonical keys (ReservedMetadataKeyError). Kept for the
-   * directory ingest of the control-plane issue (request `metadata` + sidecar files); no endpoint sets it yet.
+   * User metadata stored as top-level keys; must not use canonical keys (ReservedMetadataKeyError). Directory ingest
+   * sets it (request `metadata` + sidecar files).
    */
   extraMetadata?: Record<string, MetadataValue>;
-  /**
-   * Origin path of media referenced in place (directory ingest with store_copy=false, control-plane issue); recorded
-   * as `source_path`. No endpoint sets it yet.
-   */
+  /** Origin path of media ingested from a directory (host terms when configured); recorded as `source_path`. */
   sourcePath?: string;
   videoUrl: string;
   /** ISO-8601 time the media was received. */

@@ -11,8 +11,6 @@ export {
   ACCEPTED_VIDEO_EXTENSIONS,
   detectMediaType,
   mediaTypeFromName,
-  requireMediaType,
-  UnsupportedMediaTypeError,
   withDetectedExtension,
 } from './media-type.js';
 export type { MediaKind, MediaType } from './media-type.js';

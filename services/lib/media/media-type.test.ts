@@ -2,14 +2,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { fixtureImage, makeTestVideo, removeTestMediaCache, writeTestFile } from '../../../test/support/media.js';
-import {
-  ACCEPTED_EXTENSIONS,
-  detectMediaType,
-  mediaTypeFromName,
-  requireMediaType,
-  UnsupportedMediaTypeError,
-  withDetectedExtension,
-} from './media-type.js';
+import { ACCEPTED_EXTENSIONS, detectMediaType, mediaTypeFromName, withDetectedExtension } from './media-type.js';
 
 afterAll(removeTestMediaCache);
 
@@ -52,7 +45,7 @@ describe('detectMediaType', () => {
 
   it('trusts content over the name: a PNG named .jpg is a PNG', async () => {
     const file = await writeTestFile('holiday.jpg', await tiny().png().toBuffer());
-    const type = await requireMediaType(file);
+    const type = (await detectMediaType(file))!;
     expect(type).toEqual({ kind: 'image', ext: 'png', mime: 'image/png' });
     expect(withDetectedExtension('holiday.jpg', type)).toBe('holiday.png');
     expect(withDetectedExtension('holiday.jpeg', { kind: 'image', ext: 'jpg', mime: 'image/jpeg' })).toBe(
@@ -64,9 +57,7 @@ describe('detectMediaType', () => {
   it('rejects text, unsupported formats and empty input', async () => {
     const text = await writeTestFile('readme.mp4', 'hello, I am text pretending to be a video\n');
     expect(await detectMediaType(text)).toBeUndefined();
-    await expect(requireMediaType(text)).rejects.toThrow(UnsupportedMediaTypeError);
-    const tiff = await tiny().tiff().toBuffer();
-    await expect(requireMediaType(tiff)).rejects.toThrow(/image\/tiff/);
+    expect(await detectMediaType(await tiny().tiff().toBuffer())).toBeUndefined();
     expect(await detectMediaType(new Uint8Array(0))).toBeUndefined();
   });
 });

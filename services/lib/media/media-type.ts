@@ -31,14 +31,6 @@ const BY_EXTENSION: Record<string, MediaType> = {
 // file-type names the ISO-BMFF brands it recognises; M4V is an MP4 with an Apple brand.
 const DETECTED_ALIASES: Record<string, string> = { m4v: 'mp4' };
 
-/** Thrown when content is not one of the supported media types. */
-export class UnsupportedMediaTypeError extends Error {
-  constructor(readonly detected?: string) {
-    super(`unsupported media type${detected ? ` (${detected})` : ''}: accepted are ${ACCEPTED_EXTENSIONS.join(', ')}`);
-    this.name = 'UnsupportedMediaTypeError';
-  }
-}
-
 function fromDetected(result: { ext: string; mime: string } | undefined): MediaType | undefined {
   if (!result) return undefined;
   return BY_EXTENSION[DETECTED_ALIASES[result.ext] ?? result.ext];
@@ -51,14 +43,6 @@ function fromDetected(result: { ext: string; mime: string } | undefined): MediaT
 export async function detectMediaType(input: Uint8Array | string): Promise<MediaType | undefined> {
   const result = typeof input === 'string' ? await fileTypeFromFile(input) : await fileTypeFromBuffer(input);
   return fromDetected(result);
-}
-
-/** Like detectMediaType but throws UnsupportedMediaTypeError for unsupported content. */
-export async function requireMediaType(input: Uint8Array | string): Promise<MediaType> {
-  const result = typeof input === 'string' ? await fileTypeFromFile(input) : await fileTypeFromBuffer(input);
-  const type = fromDetected(result);
-  if (!type) throw new UnsupportedMediaTypeError(result?.mime);
-  return type;
 }
 
 /** The media type a file name's extension claims (case-insensitive); undefined when not accepted. */
