@@ -9,6 +9,7 @@ import YAML from 'yaml';
 import { crdManifests } from '../operator/api/crd-manifests.js';
 import { manifestProblems } from '../operator/api/crd-validation.js';
 import type { CustomResourceDefinition } from '../operator/api/crd.js';
+import { loadOperatorConfig } from '../operator/config.js';
 import { INGEST_WORKER_RULES, OPERATOR_RULES } from '../operator/drivers/kubernetes/rbac.js';
 import { rbacRuleFiles } from './rbac-rule-files.js';
 
@@ -149,6 +150,11 @@ describe('the helm chart', () => {
     ]);
     expect(JSON.parse(vars.ARGUS_WORKER_RESOURCES!)).toMatchObject({ limits: { 'nvidia.com/gpu': 1 } });
     expect(vars).toMatchObject({ ARGUS_INGEST_PARALLELISM: '4', ARGUS_INGEST_BACKOFF_LIMIT: '6' });
+    // What the operator's own config makes of the chart's strings.
+    expect(loadOperatorConfig(vars)).toMatchObject({
+      ingest: { parallelism: 4, backoffLimit: 6 },
+      retention: { count: 200, maxAgeSeconds: 604800 },
+    });
     expect(vars.ARGUS_WORKER_IMAGE).toMatch(/^ghcr\.io\/argus-dev\/argus:/);
     // The worker builds dataprep's ingest pipeline, so it reads dataprep's configuration.
     expect(JSON.parse(vars.ARGUS_WORKER_ENV_FROM!)).toEqual([
