@@ -50,6 +50,7 @@ export function createApp(deps: AlertDispatchDeps): HttpApp {
       logger: deps.logger,
       policy: deps.policy ?? DEFAULT_RETRY_POLICY,
       clock,
+      shutdown: deps.dispatcher.signal,
     }),
     ...infoRoutes({
       subscriptions: deps.subscriptions,

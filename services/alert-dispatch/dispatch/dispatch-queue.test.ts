@@ -110,6 +110,14 @@ describe('POST /api/v1/alerts behind the bounded dispatch queue', () => {
     const refused = await postAlert('s5');
     expect(refused.status).toBe(503);
     expect(await refused.json()).toEqual({ detail: 'Service is shutting down' });
+    // A manual tool run is refused by the same shutdown signal: nothing reaches the peer.
+    const invoked = await fetch(`${server.url}/api/v1/tools/trigger_webhook/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(await invoked.json()).toMatchObject({ success: false, attempts: 0, error: 'service shutting down' });
+    expect(hook.received.length).toBe(arrived + 2);
   });
 
   it('documents the 429 in the OpenAPI document', async () => {

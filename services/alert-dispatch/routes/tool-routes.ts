@@ -17,6 +17,8 @@ export interface ToolRouteDeps {
   logger: Logger;
   policy: RetryPolicy;
   clock: Clock;
+  /** The service's shutdown signal: a manual run is aborted with the dispatches. */
+  shutdown?: AbortSignal;
 }
 
 /** The alert a manual invocation runs for: an action request whose source_id and alert_name default to `manual`. */
@@ -128,7 +130,14 @@ export function toolRoutes(deps: ToolRouteDeps): RouteSpec[] {
           event_id: alert.event_id ?? randomUUID(),
           timestamp: alert.timestamp ?? isoWithOffset(deps.clock()),
         };
-        const r = await runTool(tool, { request, args, snapshotPath: null, logger: deps.logger, policy: deps.policy });
+        const r = await runTool(tool, {
+          request,
+          args,
+          snapshotPath: null,
+          logger: deps.logger,
+          policy: deps.policy,
+          signal: deps.shutdown,
+        });
         ctx.body = {
           tool: name,
           success: r.success,
