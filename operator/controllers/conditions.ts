@@ -1,0 +1,32 @@
+import type { Condition } from '../api/index.js';
+
+/** A condition as a controller decides it; the time and generation are filled in by `setConditions`. */
+export interface DesiredCondition {
+  type: string;
+  status: Condition['status'];
+  reason: string;
+  message: string;
+}
+
+/**
+ * The condition list after applying `desired`: `lastTransitionTime` is `now` for a condition whose status changed
+ * (or that is new) and kept otherwise; conditions not named in `desired` are kept as they are.
+ */
+export function setConditions(
+  current: Condition[] | undefined,
+  desired: DesiredCondition[],
+  now: string,
+  observedGeneration: number | undefined,
+): Condition[] {
+  const byType = new Map((current ?? []).map((c) => [c.type, c]));
+  for (const want of desired) {
+    const before = byType.get(want.type);
+    const lastTransitionTime = before && before.status === want.status ? before.lastTransitionTime : now;
+    byType.set(want.type, {
+      ...want,
+      lastTransitionTime,
+      ...(observedGeneration !== undefined ? { observedGeneration } : {}),
+    });
+  }
+  return [...byType.values()];
+}

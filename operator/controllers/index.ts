@@ -1,0 +1,48 @@
+import type { Registry } from 'prom-client';
+import type { ResourceStore, WorkloadDriver } from '../ports/index.js';
+import type { OperatorConfig } from '../config.js';
+import type { Logger } from '../../services/lib/log/index.js';
+import { IngestJobController } from './ingestjob/controller.js';
+import { controllerMetrics } from './runtime/metrics.js';
+
+export { Controller } from './runtime/controller.js';
+export type { ControllerOptions, ObjectKey, ReconcileResult } from './runtime/controller.js';
+export { controllerMetrics } from './runtime/metrics.js';
+export type { ControllerMetrics } from './runtime/metrics.js';
+export { setConditions } from './conditions.js';
+export type { DesiredCondition } from './conditions.js';
+export { decideIngestJob, isTerminal, SKIPPED_BY_CANCEL } from './ingestjob/reconcile.js';
+export { INGEST_WORKER, ingestWorkload } from './ingestjob/workload.js';
+export { planRetention } from './ingestjob/retention.js';
+
+/** What the controllers run on: the same in both modes, only the store and the driver differ. */
+export interface ControllersOptions {
+  store: ResourceStore;
+  driver: WorkloadDriver;
+  config: OperatorConfig;
+  logger: Logger;
+  /** Where reconcile counts, durations, errors and queue depths are registered. */
+  registry: Registry;
+  /** Reconcile one namespace only (all when undefined). */
+  namespace?: string;
+  /** The clock (tests move it). */
+  now?: () => Date;
+}
+
+/** Running controllers. */
+export interface RunningControllers {
+  /** Stops every controller and waits for reconciles in progress (workloads keep running). */
+  stop(): Promise<void>;
+}
+
+/** Starts every controller of the operator (today: IngestJob). */
+export async function startControllers(options: ControllersOptions): Promise<RunningControllers> {
+  const metrics = controllerMetrics(options.registry);
+  const ingestJobs = new IngestJobController({ ...options, metrics });
+  await ingestJobs.start();
+  options.logger.info('controllers started', {
+    controllers: ['ingestjob'],
+    namespace: options.namespace ?? '(all)',
+  });
+  return { stop: () => ingestJobs.stop() };
+}
