@@ -11,7 +11,7 @@ import { manifestProblems } from '../operator/api/crd-validation.js';
 import type { CustomResourceDefinition } from '../operator/api/crd.js';
 import { loadOperatorConfig } from '../operator/config.js';
 import { INGEST_WORKER_RULES, OPERATOR_RULES } from '../operator/drivers/kubernetes/rbac.js';
-import { rbacRuleFiles } from './rbac-rule-files.js';
+import { exportedRuleSets, rbacRuleFiles } from './rbac-rule-files.js';
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -110,6 +110,21 @@ describe('the helm chart', () => {
     expect(envOf(operator).ARGUS_WORKER_SERVICE_ACCOUNT).toBe('rel-argus-ingest-worker');
     expect(find(manifests, 'ServiceAccount', 'rel-argus-ingest-worker')).toBeDefined();
     expect(envOf(operator).WATCH_NAMESPACE).toBeUndefined();
+  });
+
+  it("binds each service's ServiceAccount to the rules rbac.ts exports for it (<SERVICE>_RULES), and no others", async () => {
+    const manifests = await template();
+    const services = [...exportedRuleSets()].filter(([name]) => name !== 'operator' && name !== 'ingest-worker');
+    for (const [service, rules] of services) {
+      expect(find(manifests, 'Role', `rel-argus-${service}`)?.rules).toEqual(rules);
+      expect(find(manifests, 'RoleBinding', `rel-argus-${service}`)?.subjects).toEqual([
+        { kind: 'ServiceAccount', name: `rel-argus-${service}`, namespace: 'argus' },
+      ]);
+    }
+    const bound = manifests.filter((m) => m.kind === 'RoleBinding' || m.kind === 'ClusterRoleBinding');
+    expect(bound.map((m) => m.metadata.name).sort()).toEqual(
+      ['rel-argus-operator', 'rel-argus-ingest-worker', ...services.map(([s]) => `rel-argus-${s}`)].sort(),
+    );
   });
 
   it('uses Roles only when the operator watches one namespace (WATCH_NAMESPACE)', async () => {
