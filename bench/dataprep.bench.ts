@@ -114,7 +114,10 @@ interface BareModelTime {
  * Detector and embedder alone on pre-decoded frames, one call at a time, batched as the pipeline batches: the bare
  * model time. A timing gate measures the session runs inside the calls.
  */
-async function bareModelTime(models: LoadedModels, frames: RgbImage[]): Promise<BareModelTime> {
+async function bareModelTime(
+  models: LoadedModels<'imageEmbedder' | 'detector'>,
+  frames: RgbImage[],
+): Promise<BareModelTime> {
   let calls = 0;
   let runs = 0;
   let items = 0;
@@ -156,7 +159,11 @@ const mean = (a: BareModelTime, b: BareModelTime): BareModelTime => ({
   items: b.items,
 });
 
-async function throughputPart(models: LoadedModels, describeModels: string, dbDir: string): Promise<void> {
+async function throughputPart(
+  models: LoadedModels<'imageEmbedder' | 'detector'>,
+  describeModels: string,
+  dbDir: string,
+): Promise<void> {
   const video = await makeTestVideo({
     seconds: 60,
     fps: 30,

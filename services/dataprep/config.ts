@@ -91,7 +91,13 @@ export interface DataprepConfig {
   urlMaxRedirects: number;
   storage: DataprepStorageConfig;
   vectors: DataprepVectorConfig;
-  models: { imageEmbedder?: string; textEmbedder?: string; detector?: string };
+  /** The roles dataprep loads (never the pose estimator) and the model configured for each. */
+  models: {
+    roles: readonly ['imageEmbedder', 'textEmbedder', 'detector'];
+    imageEmbedder?: string;
+    textEmbedder?: string;
+    detector?: string;
+  };
 }
 
 /**
@@ -150,6 +156,7 @@ export function loadDataprepConfig(env: NodeJS.ProcessEnv): DataprepConfig {
     storage,
     vectors,
     models: {
+      roles: ['imageEmbedder', 'textEmbedder', 'detector'],
       imageEmbedder: v.ARGUS_MODEL_IMAGE_EMBEDDER,
       textEmbedder: v.ARGUS_MODEL_TEXT_EMBEDDER,
       detector: v.ARGUS_MODEL_DETECTOR,

@@ -17,8 +17,14 @@ export type { ImageInputSpec, ModelManifest, ModelRole } from './manifest.js';
 export { createSession, ExecutionProviderUnavailableError } from './session.js';
 export type { CreatedSession, SessionOptions } from './session.js';
 export type { ModelSession } from './worker-session.js';
-export { DEFAULT_MODEL_NAMES, loadModels, ModelRoleMismatchError, resolveModelDir } from './model-registry.js';
-export type { LoadedModels, ModelsConfig, ModelStatus } from './model-registry.js';
+export {
+  DEFAULT_MODEL_NAMES,
+  loadModels,
+  MODEL_SLOTS,
+  ModelRoleMismatchError,
+  resolveModelDir,
+} from './model-registry.js';
+export type { LoadedModels, ModelSlot, ModelsConfig, ModelStatus, RoleImplementations } from './model-registry.js';
 export type { LoadedModel } from './loaded-model.js';
 export { OnnxImageEmbedder } from './image-embedder.js';
 export { OnnxTextEmbedder, UnsupportedTokenizerError } from './text-embedder.js';

@@ -164,6 +164,23 @@ describe('loadModels', () => {
     );
   });
 
+  it('loads only the roles a process names: other models need not exist and never get a session', async () => {
+    const models = await loadModels({
+      ...config(),
+      roles: ['imageEmbedder'],
+      poseEstimator: 'missing',
+      detector: '..',
+    });
+    expect(models.status().map((s) => [s.role, s.name, s.loaded])).toEqual([['image-embedder', 'mean-colour', false]]);
+    expect(Object.keys(models).sort()).toEqual(['imageEmbedder', 'release', 'status', 'warmUp']);
+    await expect(models.warmUp(['poseEstimator' as 'imageEmbedder'])).rejects.toThrow(
+      /poseEstimator role was not loaded/,
+    );
+    await models.warmUp();
+    expect(models.status()[0].loaded).toBe(true);
+    await models.release();
+  });
+
   it('rejects names outside the models directory and missing manifests', async () => {
     expect(() => resolveModelDir(modelsDir, '../etc')).toThrow(/directory name/);
     expect(resolveModelDir(modelsDir, '/opt/models/yolo')).toBe('/opt/models/yolo');

@@ -40,13 +40,23 @@ export interface ModelsConfig {
   spinning?: boolean;
   /** `worker`: each session runs in its own worker thread, so inference never blocks the event loop. */
   isolation?: 'main' | 'worker';
+  /**
+   * The roles this process uses (default: all four): only their manifests are read, only their sessions can be
+   * created, and health reports only them, so a service never needs a model it does not use.
+   */
+  roles?: readonly ModelSlot[];
   imageEmbedder?: string;
   textEmbedder?: string;
   detector?: string;
   poseEstimator?: string;
 }
 
-type Slot = keyof typeof DEFAULT_MODEL_NAMES;
+/** A role slot of the registry, named as in ModelsConfig. */
+export type ModelSlot = keyof typeof DEFAULT_MODEL_NAMES;
+type Slot = ModelSlot;
+
+/** Every role slot, in the order health lists them. */
+export const MODEL_SLOTS: readonly ModelSlot[] = Object.freeze(Object.keys(DEFAULT_MODEL_NAMES) as ModelSlot[]);
 
 const SLOT_ROLES: Record<Slot, ModelRole> = {
   imageEmbedder: 'image-embedder',
@@ -72,19 +82,23 @@ export interface ModelStatus extends ModelInfo {
   license?: string;
 }
 
-/** The four role implementations; sessions are created on first use (or by `warmUp`). */
-export interface LoadedModels {
+/** The implementation of each role slot. */
+export interface RoleImplementations {
   imageEmbedder: ImageEmbedder;
   textEmbedder: TextEmbedder;
   detector: Detector;
   poseEstimator: PoseEstimator;
+}
+
+/** The loaded roles `S`; sessions are created on first use (or by `warmUp`). */
+export type LoadedModels<S extends ModelSlot = ModelSlot> = Pick<RoleImplementations, S> & {
   /** Per-role status for health. */
   status(): ModelStatus[];
-  /** Creates the sessions of the given roles (all by default) now, so the first request is not slow. */
-  warmUp(slots?: Slot[]): Promise<void>;
+  /** Creates the sessions of the given roles (all loaded ones by default) now, so the first request is not slow. */
+  warmUp(slots?: S[]): Promise<void>;
   /** Releases every created session. */
   release(): Promise<void>;
-}
+};
 
 /** Resolves a configured model reference to its directory; plain names only, so config cannot walk out of modelsDir. */
 export function resolveModelDir(modelsDir: string, reference: string): string {
@@ -158,10 +172,14 @@ class RoleSlot<T> {
 }
 
 /**
- * Reads and validates the manifests of the configured models (role must match the slot) and returns the role
- * implementations. Sessions are created lazily on first use; call `warmUp()` to create them at startup.
+ * Reads and validates the manifests of the configured models of `config.roles` (role must match the slot) and
+ * returns those role implementations. Sessions are created lazily on first use; call `warmUp()` to create them at
+ * startup.
  */
-export async function loadModels(config: ModelsConfig): Promise<LoadedModels> {
+export async function loadModels<S extends ModelSlot = ModelSlot>(
+  config: ModelsConfig & { roles?: readonly S[] },
+): Promise<LoadedModels<S>> {
+  const wanted = new Set<ModelSlot>(config.roles ?? MODEL_SLOTS);
   const open = async <T>(slot: Slot, build: (model: LoadedModel, dir: string) => Promise<T> | T) => {
     const dir = resolveModelDir(config.modelsDir, config[slot] ?? DEFAULT_MODEL_NAMES[slot]);
     const { manifest, modelPath } = await readManifest(dir).catch((error: NodeJS.ErrnoException) => {
@@ -172,50 +190,75 @@ export async function loadModels(config: ModelsConfig): Promise<LoadedModels> {
     return new RoleSlot<T>(slot, dir, manifest, modelPath, config, build);
   };
 
-  const [image, text, detect, pose] = await Promise.all([
-    open('imageEmbedder', (model) => new OnnxImageEmbedder(model)),
-    open('textEmbedder', async (model, dir) => {
-      const tokenizer = model.manifest.tokenizer!;
-      const vocabulary = JSON.parse(await readInside(dir, tokenizer.vocab));
-      const merges =
-        tokenizer.kind === 'clip-bpe' ? await readInside(dir, tokenizer.merges ?? 'merges.txt') : undefined;
-      return OnnxTextEmbedder.create(model, { vocabulary, merges });
-    }),
-    open('detector', (model) => new OnnxDetector(model)),
-    open('poseEstimator', (model) => new OnnxPoseEstimator(model)),
-  ]);
-  const slots = { imageEmbedder: image, textEmbedder: text, detector: detect, poseEstimator: pose };
+  // Each role's slot and the facade handed out for it; the session behind it is created on first use.
+  const roles: { [K in ModelSlot]: () => Promise<[RoleSlot<unknown>, RoleImplementations[K]]> } = {
+    imageEmbedder: async () => {
+      const image = await open('imageEmbedder', (model) => new OnnxImageEmbedder(model));
+      return [
+        image,
+        {
+          get info() {
+            return image.info;
+          },
+          dimension: image.manifest.dimension ?? 0,
+          embed: async (images: RgbImage[], options?: ModelCallOptions) => (await image.get()).embed(images, options),
+        },
+      ];
+    },
+    textEmbedder: async () => {
+      const text = await open('textEmbedder', async (model, dir) => {
+        const tokenizer = model.manifest.tokenizer!;
+        const vocabulary = JSON.parse(await readInside(dir, tokenizer.vocab));
+        const merges =
+          tokenizer.kind === 'clip-bpe' ? await readInside(dir, tokenizer.merges ?? 'merges.txt') : undefined;
+        return OnnxTextEmbedder.create(model, { vocabulary, merges });
+      });
+      return [
+        text,
+        {
+          get info() {
+            return text.info;
+          },
+          dimension: text.manifest.dimension ?? 0,
+          embed: async (texts: string[]) => (await text.get()).embed(texts),
+        },
+      ];
+    },
+    detector: async () => {
+      const detect = await open('detector', (model) => new OnnxDetector(model));
+      return [
+        detect,
+        {
+          get info() {
+            return detect.info;
+          },
+          detect: async (img: RgbImage, minScore: number, options?: ModelCallOptions): Promise<Detection[]> =>
+            (await detect.get()).detect(img, minScore, options),
+        },
+      ];
+    },
+    poseEstimator: async () => {
+      const pose = await open('poseEstimator', (model) => new OnnxPoseEstimator(model));
+      return [
+        pose,
+        {
+          get info() {
+            return pose.info;
+          },
+          estimate: async (img: RgbImage): Promise<Keypoint[]> => (await pose.get()).estimate(img),
+        },
+      ];
+    },
+  };
+  const chosen = MODEL_SLOTS.filter((slot) => wanted.has(slot));
+  const opened = await Promise.all(chosen.map((slot) => roles[slot]()));
+  const slots = new Map(chosen.map((slot, i) => [slot, opened[i][0]]));
+  const facades = Object.fromEntries(chosen.map((slot, i) => [slot, opened[i][1]])) as Pick<RoleImplementations, S>;
 
   return {
-    imageEmbedder: {
-      get info() {
-        return image.info;
-      },
-      dimension: image.manifest.dimension ?? 0,
-      embed: async (images: RgbImage[], options?: ModelCallOptions) => (await image.get()).embed(images, options),
-    },
-    textEmbedder: {
-      get info() {
-        return text.info;
-      },
-      dimension: text.manifest.dimension ?? 0,
-      embed: async (texts: string[]) => (await text.get()).embed(texts),
-    },
-    detector: {
-      get info() {
-        return detect.info;
-      },
-      detect: async (img: RgbImage, minScore: number, options?: ModelCallOptions): Promise<Detection[]> =>
-        (await detect.get()).detect(img, minScore, options),
-    },
-    poseEstimator: {
-      get info() {
-        return pose.info;
-      },
-      estimate: async (img: RgbImage): Promise<Keypoint[]> => (await pose.get()).estimate(img),
-    },
+    ...facades,
     status: () =>
-      Object.values(slots).map((s) => ({
+      [...slots.values()].map((s) => ({
         role: s.manifest.role,
         ...s.info,
         loaded: s.loaded,
@@ -223,11 +266,17 @@ export async function loadModels(config: ModelsConfig): Promise<LoadedModels> {
         source: s.manifest.source,
         license: s.manifest.license,
       })),
-    warmUp: async (which = Object.keys(slots) as Slot[]) => {
-      await Promise.all(which.map((slot) => slots[slot].get()));
+    warmUp: async (which: readonly S[] = chosen as S[]) => {
+      await Promise.all(
+        which.map((slot) => {
+          const role = slots.get(slot);
+          if (!role) throw new Error(`the ${slot} role was not loaded (ModelsConfig.roles)`);
+          return role.get();
+        }),
+      );
     },
     release: async () => {
-      await Promise.all(Object.values(slots).map((s) => s.release()));
+      await Promise.all([...slots.values()].map((s) => s.release()));
     },
   };
 }
