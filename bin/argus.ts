@@ -26,9 +26,16 @@ async function serve(names: string[]): Promise<void> {
   const cfg = platform();
   const logger = createLogger({ service: 'argus', level: cfg.logLevel, json: cfg.logJson });
   const started: StartedService[] = [];
-  onShutdownSignal(logger, async () => {
-    for (const service of started.reverse()) await service.close();
-  });
+  // One deadline for every service, from the signal: they stop side by side.
+  onShutdownSignal(
+    logger,
+    async (stop) => {
+      const results = await Promise.allSettled(started.map((service) => service.close(stop)));
+      const failed = results.find((result) => result.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+    },
+    cfg.shutdownGraceMs,
+  );
   for (const name of names) {
     const start = await SERVICES[name]();
     started.push(await start(process.env, createLogger({ service: name, level: cfg.logLevel, json: cfg.logJson })));

@@ -1,9 +1,10 @@
+import type { StopOptions } from '../services/lib/http/index.js';
 import type { Logger } from '../services/lib/log/index.js';
 
-/** A started service: where it listens and how to stop it. */
+/** A started service: where it listens and how to stop it (by `deadline` where the service honours one). */
 export interface StartedService {
   url: string;
-  close(): Promise<void>;
+  close(options?: StopOptions): Promise<void>;
 }
 
 type Starter = (env: NodeJS.ProcessEnv, logger?: Logger) => Promise<StartedService>;

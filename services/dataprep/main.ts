@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { listen } from '../lib/http/index.js';
+import { listen, type StopOptions } from '../lib/http/index.js';
 import { loadModels } from '../lib/inference/index.js';
 import { importDefaultModels } from '../lib/inference/import/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
@@ -14,7 +14,11 @@ import { TelemetryLog } from './telemetry.js';
 /** A running dataprep service. */
 export interface StartedDataprep {
   url: string;
-  close(): Promise<void>;
+  /**
+   * Stops accepting, aborts in-flight uploads and processing, waits (until `deadline`, default the configured grace
+   * from now) for their rollbacks, then releases storage, vector stores and models.
+   */
+  close(options?: StopOptions): Promise<void>;
 }
 
 function openObjectStore(config: DataprepConfig): ObjectStore {
@@ -61,6 +65,7 @@ export async function startDataprep(env: NodeJS.ProcessEnv, logger?: Logger): Pr
   try {
     if (config.preloadModels) await models.warmUp(['imageEmbedder', 'textEmbedder', 'detector']);
     const objectStore = openObjectStore(config);
+    cleanup.push(() => objectStore.close());
     const vectors = await openVectorStores(config, models.imageEmbedder.dimension, models.textEmbedder.dimension);
     cleanup.push(
       () => vectors.image.close(),
@@ -87,12 +92,21 @@ export async function startDataprep(env: NodeJS.ProcessEnv, logger?: Logger): Pr
       embedMedia: (request) => embedMedia(pipelineDeps, request),
       telemetry,
     });
-    const server = await listen(app, { port: config.port, host: config.host, logger: log, name: 'dataprep' });
+    const server = await listen(app, {
+      port: config.port,
+      host: config.host,
+      logger: log,
+      name: 'dataprep',
+      graceMs: config.platform.shutdownGraceMs,
+    });
     return {
       url: server.url,
-      close: async () => {
-        await server.close();
-        for (const step of cleanup.reverse()) await step();
+      close: async (options) => {
+        // Handlers have returned (their rollbacks done) before anything they use is released.
+        await server.close(options);
+        const failures: unknown[] = [];
+        for (const step of [...cleanup].reverse()) await step().catch((error: unknown) => failures.push(error));
+        if (failures.length > 0) throw failures[0];
       },
     };
   } catch (error) {

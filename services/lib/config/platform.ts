@@ -16,6 +16,13 @@ export const platformEnvSchema = {
     .description('Where sessions run: a worker thread (keeps HTTP responsive) or the main thread'),
   ARGUS_LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'http', 'debug').default('info'),
   ARGUS_LOG_FORMAT: Joi.string().valid('auto', 'json', 'text').default('auto'),
+  ARGUS_SHUTDOWN_GRACE_SECONDS: Joi.number()
+    .min(1)
+    .max(3600)
+    .default(20)
+    .description(
+      'Time from SIGTERM to exit: in-flight work is aborted and rolled back, resources released (below the 30 s Kubernetes gives)',
+    ),
 };
 
 /** The shared settings after validation, paths made absolute. */
@@ -27,6 +34,8 @@ export interface PlatformConfig {
   isolation: 'worker' | 'main';
   logLevel: string;
   logJson?: boolean;
+  /** From SIGTERM to exit, at the latest. */
+  shutdownGraceMs: number;
 }
 
 /** Maps validated ARGUS_* values onto PlatformConfig. */
@@ -39,5 +48,6 @@ export function toPlatformConfig(env: Record<string, any>): PlatformConfig {
     isolation: env.ARGUS_ORT_ISOLATION,
     logLevel: env.ARGUS_LOG_LEVEL,
     logJson: env.ARGUS_LOG_FORMAT === 'auto' ? undefined : env.ARGUS_LOG_FORMAT === 'json',
+    shutdownGraceMs: Math.round(env.ARGUS_SHUTDOWN_GRACE_SECONDS * 1000),
   };
 }

@@ -9,7 +9,7 @@ export type { RouteSpec, RouteContext, RouteState, ResponseSpec } from './route.
 export { RequestValidationError, validatePart } from './validation.js';
 export { listen, onShutdownSignal } from './server.js';
 export { ClientGoneError, requestSignal, ServerStoppingError } from './request-signal.js';
-export type { RunningServer, ListenOptions } from './server.js';
+export type { RunningServer, ListenOptions, StopOptions } from './server.js';
 export type { ApiInfo } from './openapi.js';
 export { formatSseMessage, openSseResponse, SSE_HEADERS } from './sse.js';
 export type { SseMessage } from './sse.js';
