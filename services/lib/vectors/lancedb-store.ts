@@ -1,5 +1,6 @@
 import { connect, type Connection, type Table } from '@lancedb/lancedb';
 import { Field, FixedSizeList, Float32, List, Schema, Utf8 } from 'apache-arrow';
+import { KeyedQueue } from '../keyed-queue/index.js';
 import { lanceWhere } from './lancedb-filter.js';
 import {
   assertValidFilter,
@@ -59,12 +60,13 @@ function baseSchema(dimension: number): Schema {
 export class LanceDbVectorStore implements VectorStore {
   readonly backend = 'lancedb';
   private columns = new Set<string>();
-  /** Serialises writes in this process so schema changes and inserts do not interleave. */
-  private writes: Promise<unknown> = Promise.resolve();
+  /** One write at a time on the table (key: its name), so schema changes and inserts do not interleave. */
+  private readonly writes = new KeyedQueue<string>();
 
   private constructor(
     private readonly db: Connection,
     private readonly table: Table,
+    private readonly tableName: string,
     readonly dimension: number,
   ) {}
 
@@ -80,7 +82,7 @@ export class LanceDbVectorStore implements VectorStore {
         ? db.openTable(name)
         : db.createEmptyTable(name, baseSchema(dimension), { existOk: true }),
     );
-    const store = new LanceDbVectorStore(db, table, dimension);
+    const store = new LanceDbVectorStore(db, table, name, dimension);
     const existing = await store.refreshColumns();
     const vectorField = existing.fields.find((field) => field.name === 'vector');
     const actual = (vectorField?.type as { listSize?: number } | undefined)?.listSize;
@@ -154,16 +156,15 @@ export class LanceDbVectorStore implements VectorStore {
     return 'ok';
   }
 
+  /** Lets the writes under way finish (later ones are refused), then closes the table. */
   async close(): Promise<void> {
-    await this.writes.catch(() => undefined);
+    await this.writes.close();
     this.table.close();
     this.db.close();
   }
 
   private write<T>(action: () => Promise<T>): Promise<T> {
-    const next = this.writes.then(action, action);
-    this.writes = next.catch(() => undefined);
-    return next;
+    return this.writes.run(this.tableName, action);
   }
 
   /**
