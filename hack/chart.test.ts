@@ -50,6 +50,21 @@ async function template(...set: string[]): Promise<Manifest[]> {
     .filter((m): m is Manifest => m !== null);
 }
 
+/** What the Kubernetes API schema (kubernetes-models: types, required fields) says of each manifest: "" when valid. */
+async function apiSchemaProblems(manifests: Manifest[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const m of manifests) {
+    const [group, version] = m.apiVersion.includes('/') ? m.apiVersion.split('/') : ['', m.apiVersion];
+    const model = (await import(`kubernetes-models/${group ? `${group}/` : ''}${version}/${m.kind}`))[m.kind];
+    try {
+      new model(m).validate();
+    } catch (error) {
+      problems.push(`${m.kind}/${m.metadata.name}: ${(error as Error).message}`);
+    }
+  }
+  return problems;
+}
+
 const find = (manifests: Manifest[], kind: string, name: string) =>
   manifests.find((m) => m.kind === kind && m.metadata.name === name);
 const envOf = (deployment: Manifest | undefined) =>
@@ -66,6 +81,27 @@ describe('the helm chart', () => {
     await run(helm, ['lint', '--strict', chart, '--set', 'watchNamespace=team-a', '--set', 'ingress.enabled=true'], {
       env,
     });
+  });
+
+  it.each([
+    ['defaults', []],
+    [
+      'namespaced, with ingress and GPU workers',
+      ['watchNamespace=team-a', 'ingress.enabled=true', 'worker.resources.limits.nvidia\\.com/gpu=1'],
+    ],
+    [
+      'without CRDs, with a volume and a secret',
+      ['crds.enabled=false', 'volumes.models.persistentVolumeClaim.claimName=m', 'services.dataprep.envFromSecret=s'],
+    ],
+  ])('renders objects the Kubernetes API schema accepts (%s)', async (_name, set) => {
+    const manifests = await template(...set);
+    expect(manifests.length).toBeGreaterThan(10);
+    expect(await apiSchemaProblems(manifests)).toEqual([]);
+  });
+
+  it('has the API schema check refuse a value of the wrong type', async () => {
+    const problems = await apiSchemaProblems(await template('operator.port=http'));
+    expect(problems.join('\n')).toMatch(/Deployment\/rel-argus-operator: .*containerPort must be integer/);
   });
 
   it('renders the CRDs npm run crds generates, kept on uninstall, and the samples are valid against them', async () => {

@@ -3,6 +3,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CustomResourceDefinition as CrdModel } from 'kubernetes-models/apiextensions.k8s.io/v1/CustomResourceDefinition';
 import YAML from 'yaml';
 import {
   toCustomResourceDefinition,
@@ -78,6 +79,8 @@ describe.each(KINDS)('the %s CRD', (kind) => {
       storage: true,
       subresources: { status: {} },
     });
+    // Field names and types of apiextensions.k8s.io/v1 as the Kubernetes OpenAPI schema has them (kubernetes-models).
+    expect(() => new CrdModel(JSON.parse(JSON.stringify(crd))).validate()).not.toThrow();
   });
 
   it('has a structural openAPIV3Schema with a description on every node', () => {
