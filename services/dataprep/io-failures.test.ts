@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { Counter } from 'prom-client';
+import sharp from 'sharp';
 import { makeTestVideo } from '../../test/support/media.js';
 import { ensureDefaultModels } from '../../test/support/models.js';
 import { listen, type RunningServer } from '../lib/http/index.js';
@@ -295,5 +296,67 @@ describe('a download whose storage stream breaks mid-body (S3 server lost)', () 
     expect(line).toMatchObject({ level: 'error', requestId: answer.requestId, path: '/v1/dataprep/media/download' });
     const failures = await app.metrics.registry.getSingleMetric('http_response_stream_errors_total')!.get();
     expect(failures.values).toEqual([{ value: 1, labels: { route: '/v1/dataprep/media/download' } }]);
+  });
+});
+
+/** Bytes this process has written to storage devices so far (Linux task I/O accounting, every thread). */
+async function bytesWritten(): Promise<number> {
+  const io = await readFile('/proc/self/io', 'utf8');
+  return Number(/^write_bytes: (\d+)$/m.exec(io)![1]);
+}
+
+describe.each(backends)('bytes written for an upload and a re-process, on %s storage', (_name, openBackend) => {
+  let dataDir: string;
+  let backend: Backend;
+  let app: Awaited<ReturnType<typeof startDataprepOver>>;
+  let image: Buffer;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'io-failures-'));
+    backend = await openBackend(dataDir);
+    app = await startDataprepOver(backend.store, dataDir, silentLogger);
+    // Noise does not compress: a PNG of about 19 MB, so the media dwarfs what the vectors and markers add.
+    const side = 2500;
+    const noise = Buffer.alloc(side * side * 3);
+    for (let i = 0; i < noise.length; i += 4) noise.writeUInt32LE((Math.random() * 0xffffffff) >>> 0, i);
+    image = await sharp(noise.subarray(0, side * side * 3), { raw: { width: side, height: side, channels: 3 } })
+      .png({ compressionLevel: 1 })
+      .toBuffer();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await backend?.store.close();
+    await backend?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('writes each uploaded byte once locally, and re-processing writes no copy where the store keeps files', async () => {
+    const before = await bytesWritten();
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(image)], { type: 'image/png' }), 'noise.png');
+    const base = `${app.server.url}/v1/dataprep`;
+    const res = await fetch(`${base}/media/upload?bucket_name=${BUCKET}&enable_object_detection=false`, {
+      method: 'POST',
+      body: form,
+    });
+    expect(res.status).toBe(201);
+    const { video_id: videoId } = await res.json();
+    const perUploadedByte = ((await bytesWritten()) - before) / image.length;
+    // Local store: the stored file only (the pipeline reads it). S3: the temp copy only (the object goes over HTTP).
+    expect(perUploadedByte).toBeGreaterThan(0.9);
+    expect(perUploadedByte).toBeLessThan(1.2);
+
+    const beforeProcess = await bytesWritten();
+    const processed = await fetch(`${base}/media/process`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ bucket_name: BUCKET, video_id: videoId, enable_object_detection: false }),
+    });
+    expect(processed.status).toBe(201);
+    const perStoredByte = ((await bytesWritten()) - beforeProcess) / image.length;
+    // S3 objects are downloaded to a temp file once; local ones are read where they are.
+    if (backend.store.hasLocalFiles) expect(perStoredByte).toBeLessThan(0.2);
+    else expect(perStoredByte).toBeLessThan(1.2);
+    expect(await entries(app.services.tempDir)).toEqual([]);
   });
 });
