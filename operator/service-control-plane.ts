@@ -1,0 +1,40 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import client from 'prom-client';
+import type { OperatorConfig } from './config.js';
+import { KubernetesResourceStore } from './drivers/kubernetes/resource-store.js';
+import { openEmbeddedControlPlane, type ControlPlaneHandle } from './embedded-control-plane.js';
+import type { Logger } from '../services/lib/log/index.js';
+
+/** Where a process's control plane lives (ARGUS_CONTROL_PLANE) and the namespace its services use. */
+export interface ServiceControlPlaneOptions {
+  mode: 'embedded' | 'kubernetes';
+  namespace: string;
+  dataDir: string;
+  logger: Logger;
+  config: OperatorConfig;
+}
+
+/**
+ * The control plane of a process that runs services. Embedded: the store under the data dir, in-process workloads
+ * and the controllers. Kubernetes: the API server's resources (in-cluster config in a pod, KUBECONFIG otherwise);
+ * workers run in Job pods and the operator runs the controllers, so registering a worker and starting controllers
+ * do nothing here.
+ */
+export async function openServiceControlPlane(options: ServiceControlPlaneOptions): Promise<ControlPlaneHandle> {
+  if (options.mode === 'embedded') return openEmbeddedControlPlane(options);
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  const resources = new KubernetesResourceStore(kubeConfig, {
+    watchNamespace: options.namespace,
+    onWatchError: (kind, error) =>
+      options.logger.warn('resource watch failed; restarting', { kind, error: String(error) }),
+  });
+  const nothing = async () => undefined;
+  return {
+    controlPlane: { resources, namespace: options.namespace, registerWorker: () => undefined },
+    registry: new client.Registry(),
+    startControllers: nothing,
+    stopWork: nothing,
+    close: nothing,
+  };
+}
