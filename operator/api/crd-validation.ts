@@ -40,6 +40,8 @@ const TYPES = new Set(['object', 'array', 'string', 'integer', 'number', 'boolea
 const SCALAR_TYPES = new Set(['string', 'integer', 'number', 'boolean']);
 // Formats the API server knows (k8s.io/kube-openapi strfmt); an unknown one is accepted but never checked.
 const FORMATS = new Set(['date-time', 'date', 'int32', 'int64', 'float', 'double', 'byte', 'uri', 'hostname', 'uuid']);
+// The API server compiles patterns with Go's RE2: no lookahead, lookbehind or back-references.
+const RE2_UNSUPPORTED = /\(\?[=!<]|\\[1-9]/;
 // RFC 3339 as metav1.Time accepts it: fractional seconds optional, Z or an offset.
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -68,6 +70,9 @@ export function structuralProblems(root: JSONSchemaProps, freeForm: readonly str
     if (node.type === undefined) report(path, 'no type');
     else if (!TYPES.has(node.type)) report(path, `unknown type ${node.type}`);
     if (node.format !== undefined && !FORMATS.has(node.format)) report(path, `unknown format ${node.format}`);
+    if (node.pattern !== undefined && RE2_UNSUPPORTED.test(node.pattern)) {
+      report(path, `pattern ${node.pattern} uses lookaround or a back-reference (the API server's RE2 has neither)`);
+    }
     const preserve = node['x-kubernetes-preserve-unknown-fields'] === true;
     if (preserve && !freeForm.includes(path))
       report(path, 'x-kubernetes-preserve-unknown-fields outside free-form metadata');

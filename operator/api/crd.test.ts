@@ -221,6 +221,7 @@ describe('the structural-schema checker', () => {
             loose: { description: 'Free.', type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
             union: { description: 'A junctor.', type: 'string', anyOf: [{ const: 'a' }] },
             empty: { description: 'Prunes everything.', type: 'object' },
+            lookahead: { description: 'Not RE2.', type: 'string', pattern: '^(?!x)' },
           },
         },
       },
@@ -235,6 +236,7 @@ describe('the structural-schema checker', () => {
       'spec.loose: x-kubernetes-preserve-unknown-fields outside free-form metadata',
       'spec.union: anyOf is not allowed in a structural schema',
       'spec.empty: an object with neither properties nor additionalProperties prunes everything',
+      "spec.lookahead: pattern ^(?!x) uses lookaround or a back-reference (the API server's RE2 has neither)",
     ]);
   });
 
