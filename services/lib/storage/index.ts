@@ -8,6 +8,7 @@ export {
   ObjectTooLargeError,
   StorageUnavailableError,
   type ByteRange,
+  type ListOptions,
   type ObjectInfo,
   type ObjectStore,
   type PutOptions,

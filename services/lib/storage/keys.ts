@@ -1,4 +1,4 @@
-import { InvalidKeyError } from './object-store.js';
+import { InvalidKeyError, type ListOptions } from './object-store.js';
 
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 const IPV4_LIKE = /^\d+\.\d+\.\d+\.\d+$/;
@@ -56,4 +56,20 @@ export function assertValidPrefix(prefix: string): void {
   if (typeof prefix !== 'string') throw new InvalidKeyError('prefix must be a string');
   if (prefix === '') return;
   assertValidKey(prefix.endsWith('/') ? prefix.slice(0, -1) : prefix);
+}
+
+/**
+ * The page a listing asks for, checked: `limit` a positive integer (Infinity when absent), `startAfter` a string
+ * without control characters of at most 1024 UTF-8 bytes ('' when absent, which every key sorts after).
+ */
+export function checkedListOptions(options: ListOptions = {}): { limit: number; startAfter: string } {
+  const { limit = Number.POSITIVE_INFINITY, startAfter = '' } = options;
+  if (limit !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(limit) || limit < 1)) {
+    throw new RangeError('limit must be a positive integer');
+  }
+  if (typeof startAfter !== 'string' || Buffer.byteLength(startAfter, 'utf8') > MAX_KEY_BYTES) {
+    throw new InvalidKeyError('startAfter must be a string of at most 1024 bytes');
+  }
+  if (hasControlChars(startAfter)) throw new InvalidKeyError('startAfter contains control characters');
+  return { limit, startAfter };
 }

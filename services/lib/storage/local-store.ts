@@ -4,7 +4,7 @@ import { access, constants, lstat, mkdir, readdir, realpath, rename, rm, rmdir, 
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertValidBucketName, assertValidKey, assertValidPrefix } from './keys.js';
+import { assertValidBucketName, assertValidKey, assertValidPrefix, checkedListOptions } from './keys.js';
 import { assertValidRange, checkedLimit, MeasuringStream } from './measuring-stream.js';
 import {
   InvalidKeyError,
@@ -12,6 +12,7 @@ import {
   ObjectTooLargeError,
   StorageUnavailableError,
   type ByteRange,
+  type ListOptions,
   type ObjectInfo,
   type ObjectStore,
   type PutOptions,
@@ -86,8 +87,9 @@ export class LocalObjectStore implements ObjectStore {
     return info && { key, size: info.size, lastModified: info.mtime };
   }
 
-  async list(bucket: string, prefix = ''): Promise<ObjectInfo[]> {
+  async list(bucket: string, prefix = '', options?: ListOptions): Promise<ObjectInfo[]> {
     assertValidPrefix(prefix);
+    const page = checkedListOptions(options);
     const bucketDir = this.bucketPath(bucket);
     return this.guard(async () => {
       if (!(await this.isDirectory(bucketDir))) return [];
@@ -96,8 +98,12 @@ export class LocalObjectStore implements ObjectStore {
       const slash = prefix.lastIndexOf('/');
       const startKey = slash >= 0 ? prefix.slice(0, slash) : '';
       const found: ObjectInfo[] = [];
-      await this.walk(bucketDir, startKey, prefix, found);
-      return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      if (page.limit === Number.POSITIVE_INFINITY && page.startAfter === '') {
+        await this.walk(bucketDir, startKey, prefix, found);
+        return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      }
+      await this.walkInOrder(bucketDir, startKey, prefix, page, found);
+      return found;
     });
   }
 
@@ -218,6 +224,45 @@ export class LocalObjectStore implements ObjectStore {
         }
       }),
     );
+  }
+
+  /**
+   * A page of `walk`: entries visited in key order (a directory sorts as its name plus `/`), subtrees whose keys all
+   * sort before `startAfter` skipped unread, and the walk stops at `limit` objects.
+   */
+  private async walkInOrder(
+    bucketDir: string,
+    dirKey: string,
+    prefix: string,
+    page: { limit: number; startAfter: string },
+    found: ObjectInfo[],
+  ): Promise<void> {
+    const dir = dirKey ? join(bucketDir, ...dirKey.split('/')) : bucketDir;
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '')) return;
+      throw err;
+    }
+    const ordered = entries
+      .filter((entry) => (entry.isDirectory() || entry.isFile()) && !(!dirKey && entry.name === TEMP_DIR))
+      .map((entry) => {
+        const key = dirKey ? `${dirKey}/${entry.name}` : entry.name;
+        return { entry, key, order: entry.isDirectory() ? `${key}/` : key };
+      })
+      .sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
+    for (const { entry, key, order } of ordered) {
+      if (found.length >= page.limit) return;
+      if (entry.isDirectory()) {
+        if (!(order.startsWith(prefix) || prefix.startsWith(order))) continue;
+        if (order < page.startAfter && !page.startAfter.startsWith(order)) continue;
+        await this.walkInOrder(bucketDir, key, prefix, page, found);
+      } else if (key.startsWith(prefix) && key > page.startAfter) {
+        const info = await lstat(join(dir, entry.name)).catch(ignoreCode('ENOENT'));
+        if (info) found.push({ key, size: info.size, lastModified: info.mtime });
+      }
+    }
   }
 
   private async guard<T>(action: () => Promise<T>): Promise<T> {

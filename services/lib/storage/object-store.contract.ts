@@ -214,6 +214,34 @@ export function describeObjectStoreContract(name: string, makeStore: () => Promi
       expect(first).toMatchObject({ key: 'vid1/b.mp4', size: 'vid1/b.mp4'.length });
     });
 
+    it('lists a page: at most `limit` keys sorting after `startAfter`, in key order', async () => {
+      const bucket = freshBucket();
+      // No key where '-' or '.' competes with '/' at the same place: s3rver walks its directories and sorts those
+      // after '/', where S3 (UTF-8 byte order) sorts them before.
+      const keys = ['a.txt', 'vid1/b.mp4', 'vid1/frames/1.jpg', 'vid1x/c.mp4', 'vid10/a.mp4', 'vid2/d.mp4', 'z'];
+      for (const key of keys) await store.put(bucket, key, Buffer.from(key));
+      const page = async (prefix: string, limit?: number, startAfter?: string) =>
+        (await store.list(bucket, prefix, { limit, startAfter })).map((o) => o.key);
+      const sorted = [...keys].sort();
+      expect(await page('', 3)).toEqual(sorted.slice(0, 3));
+      // Walking page by page visits every key once, in order.
+      const walked: string[] = [];
+      for (let after = '', round = 0; round < keys.length + 1; round++) {
+        const next = await page('', 2, after);
+        walked.push(...next);
+        if (next.length < 2) break;
+        after = next[next.length - 1];
+      }
+      expect(walked).toEqual(sorted);
+      // Starting after `vid1` + '0' ('/' + 1) skips every key below vid1/ and nothing else.
+      expect(await page('', 2, 'vid10')).toEqual(['vid10/a.mp4', 'vid1x/c.mp4']);
+      expect(await page('', 10, 'vid1/frames/1.jpg')).toEqual(['vid10/a.mp4', 'vid1x/c.mp4', 'vid2/d.mp4', 'z']);
+      expect(await page('vid1/', 10, 'vid1/b.mp4')).toEqual(['vid1/frames/1.jpg']);
+      expect(await page('', 5, 'zz')).toEqual([]);
+      await expect(store.list(bucket, '', { limit: 0 })).rejects.toThrow(RangeError);
+      await expect(store.list(bucket, '', { startAfter: 'a\u0000' })).rejects.toThrow(InvalidKeyError);
+    });
+
     it('lists and deletes more than 1000 objects (pagination, batched deletes)', async () => {
       const bucket = freshBucket();
       const total = 1005;
@@ -224,6 +252,9 @@ export function describeObjectStoreContract(name: string, makeStore: () => Promi
       await store.put(bucket, 'keep/one.txt', Buffer.from('y'));
       const listed = await store.list(bucket, 'many/');
       expect(listed.map((o) => o.key)).toEqual(keys);
+      // A page larger than one S3 listing request, starting mid-way.
+      const page = await store.list(bucket, 'many/', { limit: 1002, startAfter: keys[2] });
+      expect(page.map((o) => o.key)).toEqual(keys.slice(3, 1005));
       expect(await store.deletePrefix(bucket, 'many/')).toBe(total);
       expect(await store.list(bucket, 'many/')).toEqual([]);
       expect((await store.list(bucket)).map((o) => o.key)).toEqual(['keep/one.txt']);

@@ -21,6 +21,12 @@ export interface PutOptions {
   maxBytes?: number;
 }
 
+/** A page of a listing: at most `limit` objects whose keys sort after `startAfter`. */
+export interface ListOptions {
+  limit?: number;
+  startAfter?: string;
+}
+
 /** An inclusive byte range, as HTTP Range gives it. */
 export interface ByteRange {
   start: number;
@@ -75,8 +81,11 @@ export interface ObjectStore {
   get(bucket: string, key: string, range?: ByteRange): Promise<Readable>;
   /** Metadata, or undefined when the object does not exist. */
   stat(bucket: string, key: string): Promise<ObjectInfo | undefined>;
-  /** Objects whose key starts with `prefix`, sorted by key. A missing bucket lists nothing. */
-  list(bucket: string, prefix?: string): Promise<ObjectInfo[]>;
+  /**
+   * Objects whose key starts with `prefix`, sorted by key; with `options`, only the first `limit` of those whose key
+   * sorts after `startAfter` (a page: the next one starts after the last key returned). A missing bucket lists nothing.
+   */
+  list(bucket: string, prefix?: string, options?: ListOptions): Promise<ObjectInfo[]>;
   /** Removes every object whose key starts with `prefix` (all of the bucket for ''); returns the count. */
   deletePrefix(bucket: string, prefix: string): Promise<number>;
   /** True when the bucket exists. */

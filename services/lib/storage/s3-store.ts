@@ -17,7 +17,13 @@ import {
   type CompletedPart,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
-import { assertValidBucketName, assertValidKey, assertValidPrefix, isValidBucketName } from './keys.js';
+import {
+  assertValidBucketName,
+  assertValidKey,
+  assertValidPrefix,
+  checkedListOptions,
+  isValidBucketName,
+} from './keys.js';
 import { assertValidRange, checkedLimit } from './measuring-stream.js';
 import {
   InvalidKeyError,
@@ -25,6 +31,7 @@ import {
   ObjectTooLargeError,
   StorageUnavailableError,
   type ByteRange,
+  type ListOptions,
   type ObjectInfo,
   type ObjectStore,
   type PutOptions,
@@ -37,6 +44,8 @@ const MIN_PART_SIZE = 5 * MIB;
 const DEFAULT_PART_SIZE = 8 * MIB;
 /** DeleteObjects takes at most this many keys per request. */
 const DELETE_BATCH = 1000;
+/** ListObjectsV2 answers at most this many keys per request. */
+const LIST_PAGE = 1000;
 
 /** Settings of the S3 adapter; the checksum and path-style switches exist for S3-compatible servers. */
 export interface S3ObjectStoreConfig {
@@ -195,27 +204,35 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async list(bucket: string, prefix = ''): Promise<ObjectInfo[]> {
+  async list(bucket: string, prefix = '', options?: ListOptions): Promise<ObjectInfo[]> {
     const Bucket = this.physicalBucket(bucket);
     assertValidPrefix(prefix);
+    const { limit, startAfter } = checkedListOptions(options);
     const found: ObjectInfo[] = [];
     let ContinuationToken: string | undefined;
     try {
       do {
         const page = await this.client.send(
-          new ListObjectsV2Command({ Bucket, Prefix: prefix || undefined, ContinuationToken }),
+          new ListObjectsV2Command({
+            Bucket,
+            Prefix: prefix || undefined,
+            ContinuationToken,
+            // S3 ignores StartAfter once a continuation token is given; both are sent as the API allows.
+            StartAfter: startAfter || undefined,
+            MaxKeys: Math.min(LIST_PAGE, limit - found.length),
+          }),
         );
         for (const item of page.Contents ?? []) {
           if (item.Key === undefined) continue;
           found.push({ key: item.Key, size: item.Size ?? 0, lastModified: item.LastModified ?? new Date(0) });
         }
         ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (ContinuationToken);
+      } while (ContinuationToken && found.length < limit);
     } catch (err) {
       if (isNotFound(err)) return [];
       throw toStorageError(err, `list ${bucket}`);
     }
-    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).slice(0, limit);
   }
 
   async deletePrefix(bucket: string, prefix: string): Promise<number> {
