@@ -8,6 +8,8 @@ import Joi from 'joi';
 import { onShutdownSignal } from '../services/lib/http/index.js';
 import { importDefaultModels } from '../services/lib/inference/import/index.js';
 import { createLogger } from '../services/lib/log/index.js';
+import { loadOperatorConfig } from '../operator/config.js';
+import { openServiceControlPlane } from '../operator/service-control-plane.js';
 import { SERVICES, type StartedService } from './services.js';
 
 const USAGE = `usage: argus <command>
@@ -25,12 +27,23 @@ function platform(): PlatformConfig {
 async function serve(names: string[]): Promise<void> {
   const cfg = platform();
   const logger = createLogger({ service: 'argus', level: cfg.logLevel, json: cfg.logJson });
+  // One control plane per process, opened before the services (they create and register on it).
+  const plane = await openServiceControlPlane({
+    mode: cfg.controlPlane,
+    namespace: cfg.namespace,
+    dataDir: cfg.dataDir,
+    logger: createLogger({ service: 'operator', level: cfg.logLevel, json: cfg.logJson }),
+    config: loadOperatorConfig(process.env),
+  });
   const started: StartedService[] = [];
   // One deadline for every service, from the signal: they stop side by side.
   onShutdownSignal(
     logger,
     async (stop) => {
+      // Workers use what the services opened, so they stop first; their unfinished items run again after a restart.
+      await plane.stopWork();
       const results = await Promise.allSettled(started.map((service) => service.close(stop)));
+      await plane.close();
       const failed = results.find((result) => result.status === 'rejected');
       if (failed) throw (failed as PromiseRejectedResult).reason;
     },
@@ -38,9 +51,12 @@ async function serve(names: string[]): Promise<void> {
   );
   for (const name of names) {
     const start = await SERVICES[name]();
-    started.push(await start(process.env, createLogger({ service: name, level: cfg.logLevel, json: cfg.logJson })));
+    const serviceLogger = createLogger({ service: name, level: cfg.logLevel, json: cfg.logJson });
+    started.push(await start(process.env, serviceLogger, plane.controlPlane));
   }
-  logger.info('argus is up', { services: names });
+  // Controllers start once every service registered its workers, so no workload waits for a missing one.
+  await plane.startControllers();
+  logger.info('argus is up', { services: names, controlPlane: cfg.controlPlane, namespace: cfg.namespace });
 }
 
 async function main(argv: string[]): Promise<void> {

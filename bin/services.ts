@@ -1,3 +1,4 @@
+import type { ServiceControlPlane } from '../operator/ports/index.js';
 import type { StopOptions } from '../services/lib/http/index.js';
 import type { Logger } from '../services/lib/log/index.js';
 
@@ -7,7 +8,8 @@ export interface StartedService {
   close(options?: StopOptions): Promise<void>;
 }
 
-type Starter = (env: NodeJS.ProcessEnv, logger?: Logger) => Promise<StartedService>;
+/** Starts a service from the environment, logging through `logger`, on the process's one control plane. */
+type Starter = (env: NodeJS.ProcessEnv, logger: Logger, controlPlane: ServiceControlPlane) => Promise<StartedService>;
 
 /** Services `argus up` starts, in order. Each module is loaded only when its service is started. */
 export const SERVICES: Record<string, () => Promise<Starter>> = {

@@ -1,7 +1,5 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import client from 'prom-client';
 import type { OperatorConfig } from './config.js';
-import { KubernetesResourceStore } from './drivers/kubernetes/resource-store.js';
 import { openEmbeddedControlPlane, type ControlPlaneHandle } from './embedded-control-plane.js';
 import type { Logger } from '../services/lib/log/index.js';
 
@@ -22,6 +20,9 @@ export interface ServiceControlPlaneOptions {
  */
 export async function openServiceControlPlane(options: ServiceControlPlaneOptions): Promise<ControlPlaneHandle> {
   if (options.mode === 'embedded') return openEmbeddedControlPlane(options);
+  // Loaded only here: an embedded process never pays for the Kubernetes client.
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { KubernetesResourceStore } = await import('./drivers/kubernetes/resource-store.js');
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromDefault();
   const resources = new KubernetesResourceStore(kubeConfig, {

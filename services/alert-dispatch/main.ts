@@ -1,3 +1,4 @@
+import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { listen } from '../lib/http/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
 import { API_BASE_PATH, createApp } from './app.js';
@@ -27,8 +28,13 @@ export interface RunningAlertDispatch {
  * Starts the alert dispatch service from `env`: loads subscriptions (and watches the file), connects MCP servers,
  * listens, attaches the WebSocket stream. close() stops intake, lets dispatches finish for the drain grace, then
  * aborts what still runs (tools, back-offs, model calls; queued alerts are dropped), closes streams, MCP and MQTT.
+ * The process's control plane (third argument) is not used: alert-dispatch has no resources yet.
  */
-export async function startAlertDispatch(env: NodeJS.ProcessEnv, logger?: Logger): Promise<RunningAlertDispatch> {
+export async function startAlertDispatch(
+  env: NodeJS.ProcessEnv,
+  logger?: Logger,
+  _controlPlane?: ServiceControlPlane,
+): Promise<RunningAlertDispatch> {
   const config = loadAlertDispatchConfig(env);
   const log =
     logger ??

@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { listen, type StopOptions } from '../lib/http/index.js';
 import { loadModels } from '../lib/inference/index.js';
 import { importDefaultModels } from '../lib/inference/import/index.js';
@@ -52,7 +53,11 @@ async function openVectorStores(config: DataprepConfig, imageDimension: number, 
  * Starts the dataprep service from `env`: validates the configuration, imports the default models on first use,
  * opens storage and the vector stores, and listens on MM_DATAPREP_HOST:MM_DATAPREP_HOST_PORT.
  */
-export async function startDataprep(env: NodeJS.ProcessEnv, logger?: Logger): Promise<StartedDataprep> {
+export async function startDataprep(
+  env: NodeJS.ProcessEnv,
+  logger?: Logger,
+  _controlPlane?: ServiceControlPlane,
+): Promise<StartedDataprep> {
   const config = loadDataprepConfig(env);
   const log =
     logger ?? createLogger({ service: 'dataprep', level: config.platform.logLevel, json: config.platform.logJson });

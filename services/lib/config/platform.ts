@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 
@@ -23,6 +24,14 @@ export const platformEnvSchema = {
     .description(
       'Time from SIGTERM to exit: in-flight work is aborted and rolled back, resources released (below the 30 s Kubernetes gives)',
     ),
+  ARGUS_CONTROL_PLANE: Joi.string()
+    .valid('embedded', 'kubernetes')
+    .default('embedded')
+    .description('Where resources live: embedded (store under the data dir, workloads in-process) or kubernetes'),
+  ARGUS_NAMESPACE: Joi.string()
+    .pattern(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
+    .max(63)
+    .description("Namespace of the resources services create (default: the pod's namespace, else default)"),
 };
 
 /** The shared settings after validation, paths made absolute. */
@@ -36,6 +45,21 @@ export interface PlatformConfig {
   logJson?: boolean;
   /** From SIGTERM to exit, at the latest. */
   shutdownGraceMs: number;
+  /** Where resources live and workloads run. */
+  controlPlane: 'embedded' | 'kubernetes';
+  /** Namespace of the resources the services create. */
+  namespace: string;
+}
+
+/** Where Kubernetes mounts the namespace of a pod's service account. */
+const POD_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+function podNamespace(): string | undefined {
+  try {
+    return readFileSync(POD_NAMESPACE_FILE, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Maps validated ARGUS_* values onto PlatformConfig. */
@@ -49,5 +73,7 @@ export function toPlatformConfig(env: Record<string, any>): PlatformConfig {
     logLevel: env.ARGUS_LOG_LEVEL,
     logJson: env.ARGUS_LOG_FORMAT === 'auto' ? undefined : env.ARGUS_LOG_FORMAT === 'json',
     shutdownGraceMs: Math.round(env.ARGUS_SHUTDOWN_GRACE_SECONDS * 1000),
+    controlPlane: env.ARGUS_CONTROL_PLANE,
+    namespace: env.ARGUS_NAMESPACE ?? podNamespace() ?? 'default',
   };
 }
