@@ -31,6 +31,13 @@ export { OnnxTextEmbedder, UnsupportedTokenizerError } from './text-embedder.js'
 export type { TokenizerFiles } from './text-embedder.js';
 export { OnnxDetector, NMS_IOU_THRESHOLD } from './detector.js';
 export { OnnxPoseEstimator, decodeMovenet } from './pose-estimator.js';
+export { OnnxMultiPoseEstimator, decodeMovenetMultipose, loadMultiPoseEstimator } from './multi-pose-estimator.js';
+export type {
+  LoadedMultiPoseEstimator,
+  MultiPoseEstimator,
+  MultiPoseModelConfig,
+  Pose,
+} from './multi-pose-estimator.js';
 export { COCO_KEYPOINT_NAMES } from './coco-keypoints.js';
 export { cropDetection } from './crop.js';
 export { iou, perClassNms } from './nms.js';

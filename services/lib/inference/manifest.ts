@@ -3,7 +3,7 @@ import path from 'node:path';
 import Joi from 'joi';
 
 /** The role a model plays; each role has one runtime class in this folder. */
-export type ModelRole = 'image-embedder' | 'text-embedder' | 'detector' | 'pose-estimator';
+export type ModelRole = 'image-embedder' | 'text-embedder' | 'detector' | 'pose-estimator' | 'multi-pose-estimator';
 
 /**
  * How pixels become the model's input tensor. Pixels are RGB 0–255; `value = (pixel * scale - mean[c]) / std[c]`,
@@ -45,8 +45,9 @@ export interface ModelManifest {
   /**
    * Output layout. Embedders: `embedding` (normalised here when `normalize`). Detector: `xyxy-score-class`
    * ([1,N,6] in input pixels) or `yolov8` ([1,4+C,N], cx,cy,w,h). Pose: `movenet` ([1,1,17,3] y,x,score).
+   * Multi-person pose: `movenet-multipose` ([1,P,56]: 17×(y,x,score), box ymin,xmin,ymax,xmax, score).
    */
-  format: 'embedding' | 'xyxy-score-class' | 'yolov8' | 'movenet';
+  format: 'embedding' | 'xyxy-score-class' | 'yolov8' | 'movenet' | 'movenet-multipose';
   /** Embedders: vector size. */
   dimension?: number;
   /** Embedders: L2-normalise the output. */
@@ -71,7 +72,9 @@ const imageSpec = Joi.object({
 /** Joi schema every manifest is validated against when loaded. */
 export const manifestSchema = Joi.object({
   name: Joi.string().required(),
-  role: Joi.string().valid('image-embedder', 'text-embedder', 'detector', 'pose-estimator').required(),
+  role: Joi.string()
+    .valid('image-embedder', 'text-embedder', 'detector', 'pose-estimator', 'multi-pose-estimator')
+    .required(),
   file: Joi.string().required(),
   source: Joi.string(),
   license: Joi.string(),
@@ -83,7 +86,7 @@ export const manifestSchema = Joi.object({
     maxLength: Joi.number().integer().min(1),
   }).when('role', { is: 'text-embedder', then: Joi.required(), otherwise: Joi.forbidden() }),
   outputs: Joi.object().pattern(Joi.string(), Joi.string()).required(),
-  format: Joi.string().valid('embedding', 'xyxy-score-class', 'yolov8', 'movenet').required(),
+  format: Joi.string().valid('embedding', 'xyxy-score-class', 'yolov8', 'movenet', 'movenet-multipose').required(),
   dimension: Joi.number().integer().min(1),
   normalize: Joi.boolean(),
   labels: Joi.array().items(Joi.string()),

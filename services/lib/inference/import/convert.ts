@@ -34,7 +34,8 @@ function outputDTypes(node: TfNode, ctx: ConversionContext, count: number): DTyp
   let dtype: DType;
   if (comparisonOps.has(node.op) || node.op.startsWith('Logical')) dtype = 'bool';
   else if (node.op === 'Cast') dtype = attrDType(node, 'DstT')!;
-  else if (node.op === 'Shape' || (node.op === 'Where' && ctx.dataInputs(node).length === 1)) dtype = 'int32';
+  else if (node.op === 'Shape' || node.op === 'Size' || (node.op === 'Where' && ctx.dataInputs(node).length === 1))
+    dtype = 'int32';
   else if (node.op === 'ArgMax') dtype = attrDType(node, 'output_type') ?? 'int32';
   else if (node.op === 'TopKV2') return [first(), 'int32'];
   else if (node.op === 'GatherV2' || node.op === 'GatherNd') dtype = ctx.inputDType(node, 0);

@@ -1,10 +1,13 @@
 import type { ModelManifest } from '../manifest.js';
 import type { InputMapping, OutputMapping } from './convert.js';
+import type { PackedPackage } from './packed-package.js';
 
 /** How one default model is found in an npm package, converted, and described. */
 export interface DefaultModelDefinition {
   name: string;
   packageName: string;
+  /** Read from this pinned tarball instead of the installed package (see packed-package.ts). */
+  packed?: PackedPackage;
   /** The TFJS model file inside the package (`model.json`, or nsfwjs's `model.min.js`). */
   modelFile: string;
   inputs: InputMapping[];

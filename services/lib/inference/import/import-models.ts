@@ -4,7 +4,8 @@ import type { ModelManifest } from '../manifest.js';
 import { readCocoLabels } from './coco-labels.js';
 import { convertTfjsGraph } from './convert.js';
 import { defaultModels, type DefaultModelDefinition } from './default-models.js';
-import { findPackageDir, packageInfo } from './package-files.js';
+import { openModelSource } from './model-source.js';
+import { packageInfo } from './package-files.js';
 import { readTfjsModel } from './read-tfjs-model.js';
 
 /** Options for {@link importDefaultModels}. */
@@ -13,6 +14,8 @@ export interface ImportOptions {
   force?: boolean;
   /** Progress lines (one per model). */
   log?: (message: string) => void;
+  /** The models to import (default: the default set); e.g. `[multiPoseModel]` for a service that needs it. */
+  models?: DefaultModelDefinition[];
 }
 
 const modelFileName = 'model.onnx';
@@ -26,7 +29,15 @@ async function exists(file: string): Promise<boolean> {
 
 /** Converts one default model and writes model.onnx, manifest.json and any copied files into `dir`. */
 async function buildModel(definition: DefaultModelDefinition, dir: string): Promise<number> {
-  const packageDir = await findPackageDir(definition.packageName);
+  const packageSource = await openModelSource(definition);
+  try {
+    return await convertModel(definition, packageSource.dir, dir);
+  } finally {
+    await packageSource.remove();
+  }
+}
+
+async function convertModel(definition: DefaultModelDefinition, packageDir: string, dir: string): Promise<number> {
   const { version, license } = await packageInfo(packageDir);
   const model = await readTfjsModel(path.join(packageDir, definition.modelFile));
   const source = `${definition.packageName}@${version}/${definition.modelFile}`;
@@ -83,7 +94,7 @@ export async function importDefaultModels(modelsDir: string, options: ImportOpti
   const log = options.log ?? (() => undefined);
   await mkdir(modelsDir, { recursive: true });
   const written: string[] = [];
-  for (const definition of defaultModels) {
+  for (const definition of options.models ?? defaultModels) {
     const target = path.join(modelsDir, definition.name);
     if (!options.force && (await exists(path.join(target, 'manifest.json')))) {
       log(`${definition.name}: present, skipped`);

@@ -3,6 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { defaultModels, type DefaultModelDefinition } from './default-models.js';
 import { findPackageDir } from './package-files.js';
+import { openModelSource } from './model-source.js';
 import { readTfjsModel } from './read-tfjs-model.js';
 import type { TfjsModel } from './tfjs-model.js';
 
@@ -72,6 +73,15 @@ export async function loadDefaultReference(
 ): Promise<{ model: tf.GraphModel; definition: DefaultModelDefinition }> {
   const definition = defaultModels.find((d) => d.name === name);
   if (!definition) throw new Error(`no default model ${name}`);
-  const source = await readTfjsModel(path.join(await findPackageDir(definition.packageName), definition.modelFile));
-  return { model: await loadReferenceModel(source), definition };
+  return { model: await loadDefinitionReference(definition), definition };
+}
+
+/** Test support: reads the TFJS source of any model definition (an installed or a packed package) into TFJS. */
+export async function loadDefinitionReference(definition: DefaultModelDefinition): Promise<tf.GraphModel> {
+  const source = await openModelSource(definition);
+  try {
+    return await loadReferenceModel(await readTfjsModel(path.join(source.dir, definition.modelFile)));
+  } finally {
+    await source.remove();
+  }
 }

@@ -117,6 +117,13 @@ export const elementwiseOps: Record<string, OpHandler> = {
   },
   Square: (node, ctx) => [ctx.g.op('Mul', [ctx.input(node, 0), ctx.input(node, 0)])],
   Rsqrt: (node, ctx) => [ctx.g.op('Reciprocal', [ctx.g.op('Sqrt', [ctx.input(node, 0)])])],
+  Reciprocal: unary('Reciprocal'),
+  AddN: (node, ctx) => [
+    ctx.g.op(
+      'Sum',
+      ctx.dataInputs(node).map((_, i) => ctx.input(node, i)),
+    ),
+  ],
   Sqrt: unary('Sqrt'),
   Exp: unary('Exp'),
   Log: unary('Log'),

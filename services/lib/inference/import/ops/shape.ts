@@ -18,41 +18,60 @@ function squeeze(ctx: ConversionContext, x: string, axes: number[]): string {
   return ctx.g.op('Squeeze', [x, ctx.g.int64(axes)]);
 }
 
-/** TF StridedSlice with begin/end/shrink masks (ellipsis and new-axis masks are refused: no default model uses them). */
+/**
+ * TF StridedSlice with begin/end/shrink/new-axis masks (the ellipsis mask is refused: no default model uses it). A
+ * new-axis entry consumes no input dimension; it becomes a size-1 axis of the output after the shrunk ones are gone.
+ */
 const stridedSlice: OpHandler = (node, ctx) => {
   const begin = ctx.constValues(node, 1, 'begin');
   const end = ctx.constValues(node, 2, 'end');
   const strides = ctx.constValues(node, 3, 'strides');
-  if (attrInt(node, 'ellipsis_mask') || attrInt(node, 'new_axis_mask')) {
-    throw new Error(`node ${node.name} (StridedSlice): ellipsis and new-axis masks are not supported`);
+  if (attrInt(node, 'ellipsis_mask')) {
+    throw new Error(`node ${node.name} (StridedSlice): the ellipsis mask is not supported`);
   }
   const beginMask = attrInt(node, 'begin_mask');
   const endMask = attrInt(node, 'end_mask');
   const shrinkMask = attrInt(node, 'shrink_axis_mask');
+  const newAxisMask = attrInt(node, 'new_axis_mask');
   const starts: number[] = [];
   const ends: number[] = [];
+  const steps: number[] = [];
+  const axes: number[] = [];
   const shrink: number[] = [];
+  const inserted: number[] = [];
+  let inputAxis = 0;
+  let outputAxis = 0;
   begin.forEach((b, i) => {
+    if (bit(newAxisMask, i)) {
+      inserted.push(outputAxis++);
+      return;
+    }
+    const axis = inputAxis++;
+    axes.push(axis);
     const step = strides[i];
     if (bit(shrinkMask, i)) {
       starts.push(b);
       ends.push(b === -1 ? END : b + 1);
-      strides[i] = 1;
-      shrink.push(i);
+      steps.push(1);
+      shrink.push(axis);
       return;
     }
+    outputAxis++;
     starts.push(bit(beginMask, i) ? (step > 0 ? 0 : END) : b);
     ends.push(bit(endMask, i) ? (step > 0 ? END : -END) : end[i]);
+    steps.push(step);
   });
-  const axes = begin.map((_, i) => i);
-  const sliced = ctx.g.op('Slice', [
-    ctx.input(node, 0),
-    ctx.g.int64(starts),
-    ctx.g.int64(ends),
-    ctx.g.int64(axes),
-    ctx.g.int64(strides),
-  ]);
-  return [shrink.length ? squeeze(ctx, sliced, shrink) : sliced];
+  let out = axes.length
+    ? ctx.g.op('Slice', [
+        ctx.input(node, 0),
+        ctx.g.int64(starts),
+        ctx.g.int64(ends),
+        ctx.g.int64(axes),
+        ctx.g.int64(steps),
+      ])
+    : ctx.input(node, 0);
+  if (shrink.length) out = squeeze(ctx, out, shrink);
+  return [inserted.length ? unsqueeze(ctx, out, inserted) : out];
 };
 
 /** TF Slice(begin, size), size -1 meaning "to the end". */
@@ -128,6 +147,7 @@ export const shapeOps: Record<string, OpHandler> = {
   Fill: (node, ctx) => [ctx.g.op('Expand', [ctx.input(node, 1), ctx.int64Input(node, 0)])],
   Range: (node, ctx) => [ctx.g.op('Range', [ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2)])],
   Shape: (node, ctx) => [ctx.cast(ctx.g.op('Shape', [ctx.input(node, 0)]), 'int32')],
+  Size: (node, ctx) => [ctx.cast(ctx.g.op('Size', [ctx.input(node, 0)]), 'int32')],
   StridedSlice: stridedSlice,
   Slice: slice,
   Pad: pad('constant'),
