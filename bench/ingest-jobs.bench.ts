@@ -1,0 +1,143 @@
+/**
+ * The job machinery's cost: 100 images through POST /media/ingest/batch (one IngestJob, run by the embedded
+ * controller and the ingest worker) against the same 100 images through the synchronous POST /media/ingest, one
+ * request at a time, in the same run and the same service. Reported: batch wall time (request sent → job terminal,
+ * seen on the store's watch) / the sum of the synchronous request times (target ≤ 1.1), and the latency of
+ * GET /media/jobs/{id} polled back to back while the job runs (p50, p99; target p99 < 10 ms).
+ *
+ * The service is built as `argus serve dataprep` builds it (its own config from a default environment: models on a
+ * worker thread, LanceDB, local storage) in a temp data dir, over the embedded control plane. Duplicates are allowed
+ * (the same images go through both paths); detection runs with its defaults.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import sharp from 'sharp';
+import { TERMINAL_INGEST_STATES } from '../operator/api/index.js';
+import { loadOperatorConfig } from '../operator/config.js';
+import { openEmbeddedControlPlane } from '../operator/embedded-control-plane.js';
+import { createApp } from '../services/dataprep/app.js';
+import { loadDataprepConfig } from '../services/dataprep/config.js';
+import { ingestWorker } from '../services/dataprep/ingest-worker/ingest-worker.js';
+import { openDataprepRuntime } from '../services/dataprep/runtime.js';
+import { listen } from '../services/lib/http/index.js';
+import { createLogger } from '../services/lib/log/index.js';
+import { FIXTURE_PHOTOS } from '../test/support/fixtures.js';
+import { fixtureImage } from '../test/support/media.js';
+import { ensureDefaultModels } from '../test/support/models.js';
+
+const IMAGES = 100;
+
+/** 100 distinct JPEGs (different crops of the fixture photos), 320 px wide, as base64. */
+async function benchImages(): Promise<string[]> {
+  const photos = await Promise.all(FIXTURE_PHOTOS.map((name) => readFile(fixtureImage(name))));
+  const out: string[] = [];
+  for (let i = 0; i < IMAGES; i++) {
+    const photo = sharp(photos[i % photos.length]);
+    const { width = 640, height = 480 } = await photo.metadata();
+    const side = Math.floor(Math.min(width, height) * (0.6 + (i % 7) * 0.05));
+    const left = Math.floor(((width - side) * (i % 5)) / 4);
+    const top = Math.floor(((height - side) * (i % 3)) / 2);
+    const jpg = await photo.extract({ left, top, width: side, height: side }).resize(320).jpeg().toBuffer();
+    out.push(jpg.toString('base64'));
+  }
+  return out;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+export default async function main(): Promise<void> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-ingest-jobs-'));
+  const logger = createLogger({ service: 'bench', level: 'error', json: true });
+  const config = loadDataprepConfig({
+    ARGUS_DATA_DIR: dataDir,
+    ARGUS_MODELS_DIR: await ensureDefaultModels(),
+    MM_DATAPREP_ALLOW_DUPLICATE_UPLOADS: 'true',
+  });
+  const runtime = await openDataprepRuntime(config, logger);
+  const plane = await openEmbeddedControlPlane({
+    dataDir,
+    namespace: 'default',
+    logger,
+    config: loadOperatorConfig({}),
+  });
+  const { app, services } = createApp({ ...runtime.deps, controlPlane: plane.controlPlane });
+  plane.controlPlane.registerWorker('ingest', ingestWorker(services, plane.controlPlane.resources));
+  await plane.startControllers();
+  const server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'bench' });
+  const base = `${server.url}/v1/dataprep`;
+  const post = (pathname: string, body: unknown) =>
+    fetch(`${base}${pathname}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  try {
+    const images = await benchImages();
+    // Warm-up: first calls of each model session and the LanceDB table.
+    for (const image of images.slice(0, 3)) {
+      await post('/media/ingest', { type: 'image_base64', image_base64: image, bucket_name: 'bench-warmup' });
+    }
+
+    let syncTotal = 0;
+    for (const [i, image] of images.entries()) {
+      const started = performance.now();
+      const res = await post('/media/ingest', {
+        type: 'image_base64',
+        image_base64: image,
+        filename: `img-${i}.jpg`,
+        bucket_name: 'bench-sync',
+      });
+      if (res.status !== 201) throw new Error(`sync ingest answered ${res.status}: ${await res.text()}`);
+      syncTotal += performance.now() - started;
+    }
+
+    const started = performance.now();
+    const res = await post('/media/ingest/batch', {
+      bucket_name: 'bench-batch',
+      images: images.map((image, i) => ({ type: 'image_base64', image_base64: image, filename: `img-${i}.jpg` })),
+    });
+    if (res.status !== 202) throw new Error(`batch answered ${res.status}: ${await res.text()}`);
+    const { job_id: jobId } = (await res.json()) as { job_id: string };
+    let finishedAt = 0;
+    let finalState = '';
+    const terminal = new Promise<void>((resolve) => {
+      void plane.controlPlane.resources.watch('IngestJob', 'default', (event) => {
+        const state = event.object.status?.state;
+        if (event.object.metadata.name === jobId && state && TERMINAL_INGEST_STATES.includes(state) && !finishedAt) {
+          finishedAt = performance.now();
+          finalState = state;
+          resolve();
+        }
+      });
+    });
+    const polls: number[] = [];
+    let polling = true;
+    void terminal.then(() => (polling = false));
+    while (polling) {
+      const t0 = performance.now();
+      const got = await fetch(`${base}/media/jobs/${jobId}`);
+      await got.json();
+      polls.push(performance.now() - t0);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await terminal;
+    const batchWall = finishedAt - started;
+    const sorted = [...polls].sort((a, b) => a - b);
+    console.log(`images: ${IMAGES} (320 px JPEG, detection on), final state: ${finalState}`);
+    console.log(`synchronous /media/ingest, one at a time: sum ${(syncTotal / 1000).toFixed(2)} s`);
+    console.log(`/media/ingest/batch, request → terminal:  ${(batchWall / 1000).toFixed(2)} s`);
+    console.log(`ratio batch / sum of synchronous: ${(batchWall / syncTotal).toFixed(3)} (target ≤ 1.1)`);
+    console.log(
+      `GET /media/jobs/{id} while running: ${polls.length} polls, p50 ${percentile(sorted, 50).toFixed(2)} ms, p99 ${percentile(sorted, 99).toFixed(2)} ms (target < 10 ms)`,
+    );
+  } finally {
+    await server.close();
+    await plane.close();
+    await runtime.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}

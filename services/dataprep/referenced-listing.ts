@@ -1,0 +1,73 @@
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import type { ByteRange } from '../lib/storage/index.js';
+import type { StoredMedia } from './catalogue.js';
+import { contentTypeOf } from './media-kinds.js';
+import type { DataprepServices } from './services.js';
+
+/** One entry of GET /media (contract: media listing entry). */
+export interface MediaListingEntry {
+  video_id: string;
+  video_name: string;
+  video_path: string;
+  creation_ts: string;
+  stored: boolean;
+  source_path?: string;
+}
+
+/** The listing entries of the bucket's referenced media whose files are still readable (oldest first). */
+export async function referencedListing(services: DataprepServices, bucket: string): Promise<MediaListingEntry[]> {
+  return (await services.references.list(bucket)).map(({ reference }) => {
+    const hostPath = services.references.hostPath(reference);
+    return {
+      video_id: reference.video_id,
+      video_name: reference.filename,
+      video_path: hostPath,
+      creation_ts: reference.created_at,
+      stored: false,
+      source_path: hostPath,
+    };
+  });
+}
+
+/** Stored and referenced entries together, oldest first. */
+export function mergeListings(stored: MediaListingEntry[], referenced: MediaListingEntry[]): MediaListingEntry[] {
+  return [...stored, ...referenced].sort((a, b) => a.creation_ts.localeCompare(b.creation_ts));
+}
+
+/** Media GET /media/download can stream: its size, name and type, and how to read (a range of) it. */
+export interface DownloadableMedia {
+  filename: string;
+  size: number;
+  contentType: string;
+  open(range?: ByteRange): Promise<Readable>;
+}
+
+/** A stored media item as something to download (read from the object store, ranges as ranges). */
+export function storedDownload(services: DataprepServices, media: StoredMedia): DownloadableMedia {
+  return {
+    filename: media.filename,
+    size: media.size,
+    contentType: media.contentType,
+    open: (range) => services.objectStore.get(media.bucket, media.key, range),
+  };
+}
+
+/**
+ * A referenced video's file on the ingest mount, when its recorded path still resolves (real path) to a readable file
+ * inside the ingest root — checked on every request; undefined otherwise (404). Ranges are read at their offset.
+ */
+export async function referencedDownload(
+  services: DataprepServices,
+  bucket: string,
+  videoId: string,
+): Promise<DownloadableMedia | undefined> {
+  const live = await services.references.findLive(bucket, videoId);
+  if (!live) return undefined;
+  return {
+    filename: live.reference.filename,
+    size: live.file.size,
+    contentType: contentTypeOf(live.reference.filename),
+    open: async (range) => createReadStream(live.file.real, range && { start: range.start, end: range.end }),
+  };
+}

@@ -1,0 +1,96 @@
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { loadModels } from '../lib/inference/index.js';
+import { importDefaultModels } from '../lib/inference/import/index.js';
+import type { Logger } from '../lib/log/index.js';
+import { createObjectStore } from '../lib/storage/index.js';
+import { createVectorStore, type VectorStore } from '../lib/vectors/index.js';
+import type { DataprepConfig } from './config.js';
+import { embedMedia } from './pipeline/index.js';
+import type { DataprepDeps } from './services.js';
+import { TelemetryLog } from './telemetry.js';
+
+async function openVectorStores(config: DataprepConfig, imageDimension: number, textDimension: number) {
+  const v = config.vectors;
+  const open = (table: string, dimension: number): Promise<VectorStore> =>
+    v.backend === 'lancedb'
+      ? createVectorStore({ backend: 'lancedb', dir: v.dir, table, dimension })
+      : createVectorStore({
+          backend: 'weaviate',
+          url: v.url,
+          grpcUrl: v.grpcUrl,
+          apiKey: v.apiKey,
+          collection: table,
+          dimension,
+        });
+  const image = await open(v.backend === 'lancedb' ? v.table : v.collection, imageDimension);
+  try {
+    const text = await open(v.backend === 'lancedb' ? v.textTable : v.textCollection, textDimension);
+    return { image, text };
+  } catch (error) {
+    await image.close();
+    throw error;
+  }
+}
+
+/** What dataprep's code runs on, opened from its configuration, and how to release it. */
+export interface DataprepRuntime {
+  deps: Omit<DataprepDeps, 'controlPlane'>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens what the dataprep code needs from `config` (models imported on first use and loaded, object store, vector
+ * stores, telemetry log, the pipeline): the HTTP service and the cluster's ingest worker run on the same.
+ */
+export async function openDataprepRuntime(config: DataprepConfig, logger: Logger): Promise<DataprepRuntime> {
+  const { modelsDir, provider, threads, isolation } = config.platform;
+  // Temp copies are per request or item; any left here were orphaned by a crash.
+  await rm(path.join(config.dataDir, 'tmp'), { recursive: true, force: true });
+  await importDefaultModels(modelsDir, { log: (message) => logger.info(message) });
+  const models = await loadModels({ modelsDir, provider, threads, isolation, ...config.models });
+  const cleanup: Array<() => Promise<void>> = [() => models.release()];
+  // Every step runs even when an earlier one fails; the first failure is reported.
+  const close = async () => {
+    const failures: unknown[] = [];
+    for (const step of [...cleanup].reverse()) await step().catch((error: unknown) => failures.push(error));
+    if (failures.length > 0) throw failures[0];
+  };
+  try {
+    if (config.preloadModels) await models.warmUp(['imageEmbedder', 'textEmbedder', 'detector']);
+    const objectStore = createObjectStore(config.storage);
+    cleanup.push(() => objectStore.close());
+    const vectors = await openVectorStores(config, models.imageEmbedder.dimension, models.textEmbedder.dimension);
+    cleanup.push(
+      () => vectors.image.close(),
+      () => vectors.text.close(),
+    );
+    const telemetry = await TelemetryLog.open({
+      maxRecords: config.telemetryMaxRecords,
+      file: path.join(config.dataDir, 'telemetry.jsonl'),
+    });
+    cleanup.push(() => telemetry.flush());
+    const pipelineDeps = {
+      imageEmbedder: models.imageEmbedder,
+      detector: models.detector,
+      vectors: vectors.image,
+      logger,
+    };
+    return {
+      deps: {
+        config,
+        logger,
+        objectStore,
+        vectorStore: vectors.image,
+        textVectorStore: vectors.text,
+        models,
+        embedMedia: (request) => embedMedia(pipelineDeps, request),
+        telemetry,
+      },
+      close,
+    };
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
+}

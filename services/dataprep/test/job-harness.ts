@@ -1,0 +1,201 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureDefaultModels } from '../../../test/support/models.js';
+import { TERMINAL_INGEST_STATES } from '../../../operator/api/index.js';
+import { loadOperatorConfig } from '../../../operator/config.js';
+import { openEmbeddedControlPlane } from '../../../operator/embedded-control-plane.js';
+import type { ServiceControlPlane } from '../../../operator/ports/index.js';
+import { listen, type RunningServer } from '../../lib/http/index.js';
+import { createLogger } from '../../lib/log/index.js';
+import { LocalObjectStore } from '../../lib/storage/index.js';
+import { createVectorStore, type VectorStore } from '../../lib/vectors/index.js';
+import { createApp } from '../app.js';
+import { loadDataprepConfig, type DataprepConfig } from '../config.js';
+import type { EmbedMediaRequest } from '../pipeline/index.js';
+import { embedMedia } from '../pipeline/index.js';
+import { ingestWorker } from '../ingest-worker/ingest-worker.js';
+import type { DataprepServices } from '../services.js';
+import { TelemetryLog } from '../telemetry.js';
+import { TEST_LIMITS, testModels } from './harness.js';
+
+/** A point the pipeline stops at for one video until the test lets it go on. */
+export interface Hold {
+  /** Resolves when the pipeline reached the video. */
+  reached: Promise<void>;
+  release(): void;
+}
+
+/** Holds the embedding of chosen videos (to act while a job item is running). */
+export class EmbedGate {
+  private readonly holds = new Map<string, { reached: () => void; released: Promise<void> }>();
+
+  /** The next embedding of `videoId` waits until `release()` is called. */
+  hold(videoId: string): Hold {
+    let reached!: () => void;
+    let release!: () => void;
+    const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.holds.set(videoId, { reached, released });
+    return { reached: reachedPromise, release };
+  }
+
+  async pass(request: EmbedMediaRequest): Promise<void> {
+    const hold = this.holds.get(request.videoId);
+    if (!hold) return;
+    this.holds.delete(request.videoId);
+    hold.reached();
+    await hold.released;
+  }
+}
+
+/** A job status body as GET /media/jobs/{id} answers it. */
+export interface JobBody {
+  status: string;
+  job_id: string;
+  state: string;
+  total: number;
+  completed: number;
+  failed: number;
+  skipped: number;
+  items: Array<{ identifier: string; video_id?: string; status: string; message?: string; embeddings_count?: number }>;
+}
+
+/** dataprep with the embedded control plane (store, driver, controllers) and the real ingest worker. */
+export interface JobHarness {
+  base: string;
+  config: DataprepConfig;
+  services: DataprepServices;
+  vectorStore: VectorStore;
+  objectStore: LocalObjectStore;
+  controlPlane: ServiceControlPlane;
+  /** The ingest data root (MM_DATAPREP_INGEST_DATA_ROOT); a temp dir. */
+  ingestRoot: string;
+  /** A directory outside the ingest root (targets of escaping symlinks). */
+  outside: string;
+  gate: EmbedGate;
+  /** Polls GET /media/jobs/{id} on every change of the job until `until` holds (default: a terminal state). */
+  waitForJob(jobId: string, until?: (body: JobBody) => boolean): Promise<JobBody>;
+  close(): Promise<void>;
+}
+
+/** What a harness changes. */
+export interface JobHarnessOptions {
+  env?: Record<string, string>;
+  /** Register the ingest worker (default true); without it jobs stay pending. */
+  registerWorker?: boolean;
+}
+
+const logger = createLogger({ service: 'dataprep-jobs-test', level: 'error', json: true });
+logger.silent = true;
+
+const isTerminal = (body: JobBody) => (TERMINAL_INGEST_STATES as readonly string[]).includes(body.state);
+
+/** Starts dataprep on 127.0.0.1:0 over local storage, LanceDB and the embedded control plane, in a temp dir. */
+export async function startJobHarness(options: JobHarnessOptions = {}): Promise<JobHarness> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'dataprep-jobs-'));
+  const ingestRoot = path.join(dir, 'ingest');
+  const outside = path.join(dir, 'outside');
+  await mkdir(ingestRoot, { recursive: true });
+  await mkdir(outside, { recursive: true });
+  const loaded = await testModels();
+  const config = loadDataprepConfig({
+    ARGUS_DATA_DIR: path.join(dir, 'data'),
+    ARGUS_MODELS_DIR: await ensureDefaultModels(),
+    MM_DATAPREP_INGEST_DATA_ROOT: ingestRoot,
+    ...options.env,
+  });
+  const vectors = config.vectors as Extract<DataprepConfig['vectors'], { backend: 'lancedb' }>;
+  const vectorStore = await createVectorStore({
+    backend: 'lancedb',
+    dir: vectors.dir,
+    table: vectors.table,
+    dimension: loaded.imageEmbedder.dimension,
+  });
+  const textVectorStore = await createVectorStore({
+    backend: 'lancedb',
+    dir: vectors.dir,
+    table: vectors.textTable,
+    dimension: loaded.textEmbedder.dimension,
+  });
+  const objectStore = new LocalObjectStore(path.join(config.dataDir, 'media'));
+  const plane = await openEmbeddedControlPlane({
+    dataDir: path.join(dir, 'data'),
+    namespace: 'default',
+    logger,
+    config: loadOperatorConfig({}),
+  });
+  const gate = new EmbedGate();
+  const pipelineDeps = { imageEmbedder: loaded.imageEmbedder, detector: loaded.detector, vectors: vectorStore, logger };
+  const { app, services } = createApp({
+    config,
+    logger,
+    objectStore,
+    vectorStore,
+    textVectorStore,
+    models: loaded,
+    embedMedia: async (request) => {
+      await gate.pass(request);
+      return embedMedia(pipelineDeps, request);
+    },
+    telemetry: await TelemetryLog.open({ maxRecords: 20 }),
+    controlPlane: plane.controlPlane,
+    limits: TEST_LIMITS,
+  });
+  if (options.registerWorker ?? true) {
+    plane.controlPlane.registerWorker('ingest', ingestWorker(services, plane.controlPlane.resources));
+  }
+  await plane.startControllers();
+  const server: RunningServer = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'dataprep-jobs-test' });
+  const base = `${server.url}/v1/dataprep`;
+  const resources = plane.controlPlane.resources;
+
+  const waitForJob = (jobId: string, until: (body: JobBody) => boolean = isTerminal) =>
+    new Promise<JobBody>((resolve, reject) => {
+      let done = false;
+      let checking = Promise.resolve();
+      const check = () => {
+        checking = checking
+          .then(async () => {
+            if (done) return;
+            const response = await fetch(`${base}/media/jobs/${jobId}`);
+            const body = (await response.json()) as JobBody;
+            if (response.status !== 200)
+              throw new Error(`GET job answered ${response.status}: ${JSON.stringify(body)}`);
+            if (until(body)) {
+              done = true;
+              await watch.then((w) => w.stop());
+              resolve(body);
+            }
+          })
+          .catch((error) => {
+            done = true;
+            reject(error);
+          });
+      };
+      const watch = resources.watch('IngestJob', 'default', (event) => {
+        if (event.object.metadata.name === jobId) check();
+      });
+      watch.then(check, reject);
+    });
+
+  return {
+    base,
+    config,
+    services,
+    vectorStore,
+    objectStore,
+    controlPlane: plane.controlPlane,
+    ingestRoot,
+    outside,
+    gate,
+    waitForJob,
+    async close() {
+      await server.close();
+      await plane.close();
+      await vectorStore.close();
+      await textVectorStore.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
