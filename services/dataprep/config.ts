@@ -1,5 +1,6 @@
 import path from 'node:path';
 import Joi from 'joi';
+import { INGEST_MAX_ITEMS } from '../../operator/api/index.js';
 import type { ObjectStoreConfig } from '../lib/storage/index.js';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig } from '../lib/config/index.js';
@@ -16,7 +17,9 @@ export const dataprepEnvSchema = Joi.object({
   MM_DATAPREP_HOST_PORT: envPort().default(6007),
   MM_DATAPREP_ALLOW_DUPLICATE_UPLOADS: envBoolean().default(false),
   // Used by the batch endpoints and their IngestJobs (control-plane issue), like the two ingest roots below.
-  MM_DATAPREP_BATCH_MAX_ITEMS: Joi.number().integer().min(1).max(10_000).default(100),
+  // A batch is one IngestJob, whose items and results must fit one API object (etcd bounds its size): the resource
+  // API caps items at INGEST_MAX_ITEMS, and this setting may only lower that.
+  MM_DATAPREP_BATCH_MAX_ITEMS: Joi.number().integer().min(1).max(INGEST_MAX_ITEMS).default(100),
   MM_DATAPREP_TELEMETRY_MAX_RECORDS: Joi.number().integer().min(1).max(100_000).default(1000),
   // Directory ingest and referenced media (store_copy=false) must lie below it; the host path expresses source_path.
   MM_DATAPREP_INGEST_DATA_ROOT: Joi.string(),
