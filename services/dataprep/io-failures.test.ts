@@ -8,18 +8,12 @@ import { PassThrough } from 'node:stream';
 import type { Counter } from 'prom-client';
 import sharp from 'sharp';
 import { makeTestVideo } from '../../test/support/media.js';
-import { ensureDefaultModels } from '../../test/support/models.js';
-import { listen, type RunningServer } from '../lib/http/index.js';
-import { createLogger, type Logger } from '../lib/log/index.js';
+import type { RunningServer } from '../lib/http/index.js';
+import { createLogger } from '../lib/log/index.js';
 import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../lib/storage/index.js';
 import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
-import { createVectorStore } from '../lib/vectors/index.js';
-import { createApp } from './app.js';
-import { loadDataprepConfig, type DataprepConfig } from './config.js';
-import { embedMedia } from './pipeline/index.js';
 import type { DataprepServices } from './services.js';
-import { TelemetryLog } from './telemetry.js';
-import { TEST_LIMITS, testModels } from './test/harness.js';
+import { startDataprepOver } from './test/app-over-store.js';
 
 const MIB = 1024 * 1024;
 const BUCKET = 'aborts';
@@ -51,44 +45,6 @@ function loggerToMemory() {
       stderr.on('data', onData);
     });
   return { logger, nextError };
-}
-
-/** The dataprep app over `store` (LanceDB and temp files under `dataDir`), listening on 127.0.0.1. */
-async function startDataprepOver(store: ObjectStore, dataDir: string, logger: Logger) {
-  const models = await testModels();
-  const config: DataprepConfig = loadDataprepConfig({
-    ARGUS_DATA_DIR: dataDir,
-    ARGUS_MODELS_DIR: await ensureDefaultModels(),
-  });
-  const lance = config.vectors as Extract<DataprepConfig['vectors'], { backend: 'lancedb' }>;
-  const open = (table: string, dimension: number) =>
-    createVectorStore({ backend: 'lancedb', dir: lance.dir, table, dimension });
-  const vectorStore = await open(lance.table, models.imageEmbedder.dimension);
-  const textVectorStore = await open(lance.textTable, models.textEmbedder.dimension);
-  const pipelineDeps = { imageEmbedder: models.imageEmbedder, detector: models.detector, vectors: vectorStore, logger };
-  const created = createApp({
-    config,
-    logger,
-    objectStore: store,
-    vectorStore,
-    textVectorStore,
-    models,
-    embedMedia: (request) => embedMedia(pipelineDeps, request),
-    telemetry: await TelemetryLog.open({ maxRecords: 20 }),
-    limits: { ...TEST_LIMITS, uploadMaxBytes: 64 * MIB },
-    tempDir: path.join(dataDir, 'tmp'),
-  });
-  const server = await listen(created.app, { port: 0, host: '127.0.0.1', logger, name: 'io-failures-test' });
-  return {
-    services: created.services,
-    metrics: created.metrics,
-    server,
-    async close() {
-      await server.close();
-      await vectorStore.close();
-      await textVectorStore.close();
-    },
-  };
 }
 
 /** Descriptors of this process open on files below `dir`: what an upload leaks when a stage is never stopped. */

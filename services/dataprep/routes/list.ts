@@ -1,7 +1,22 @@
 import Joi from 'joi';
-import { defineRoute, type RouteSpec } from '../../lib/http/index.js';
+import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
+import { InvalidPageTokenError, type StoredMedia } from '../catalogue.js';
 import type { DataprepServices } from '../services.js';
 import { bucketName, errorBody, resolveBucket } from './schemas.js';
+
+/** The largest page `limit` accepts. */
+export const MAX_PAGE_SIZE = 1000;
+
+/** Every media item oldest first, or with `limit` one page in video_id order (extension for large buckets). */
+async function listed(services: DataprepServices, bucket: string, query: Record<string, any>) {
+  if (query.limit === undefined) return { media: await services.catalogue.list(bucket) };
+  try {
+    return await services.catalogue.listPage(bucket, query.limit, query.page_token);
+  } catch (error) {
+    if (error instanceof InvalidPageTokenError) throw new HttpError(400, error.message);
+    throw error;
+  }
+}
 
 /** GET /media: the media of a bucket. */
 export function listMediaRoute(services: DataprepServices): RouteSpec {
@@ -10,7 +25,16 @@ export function listMediaRoute(services: DataprepServices): RouteSpec {
     path: '/media',
     summary: 'List the media of a bucket',
     tags: ['media'],
-    request: { query: Joi.object({ bucket_name: bucketName() }) },
+    description:
+      'Without `limit`, every item, oldest first (the contract). With `limit`, one page in video_id order and ' +
+      '`next_page_token` while more follow; pass it back as `page_token` for the next page.',
+    request: {
+      query: Joi.object({
+        bucket_name: bucketName(),
+        limit: Joi.number().integer().min(1).max(MAX_PAGE_SIZE).description('Page size (extension)'),
+        page_token: Joi.string().max(512).description('`next_page_token` of the previous page (needs `limit`)'),
+      }).with('page_token', 'limit'),
+    },
     responses: {
       200: {
         description: 'Media listing',
@@ -27,24 +51,26 @@ export function listMediaRoute(services: DataprepServices): RouteSpec {
               source_path: Joi.string(),
             }),
           ),
+          next_page_token: Joi.string().description('Present when `limit` was given and more items follow'),
         }),
       },
-      400: { description: 'Invalid bucket name', schema: errorBody() },
+      400: { description: 'Invalid bucket name, limit or page_token', schema: errorBody() },
       500: { description: 'Unexpected failure', schema: errorBody() },
     },
     handler: async (ctx) => {
       const bucket = resolveBucket(services, ctx.state.query.bucket_name);
-      const media = await services.catalogue.list(bucket);
+      const { media, nextPageToken } = await listed(services, bucket, ctx.state.query);
       ctx.body = {
         status: 'success',
         bucket_name: bucket,
-        videos: media.map((m) => ({
+        videos: media.map((m: StoredMedia) => ({
           video_id: m.videoId,
           video_name: m.filename,
           video_path: `${bucket}/${m.key}`,
           creation_ts: m.lastModified.toISOString(),
           stored: true,
         })),
+        ...(nextPageToken ? { next_page_token: nextPageToken } : {}),
       };
     },
   });
