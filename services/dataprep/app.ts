@@ -53,11 +53,15 @@ export function buildServices(deps: DataprepDeps): DataprepServices {
   const tempDir = deps.tempDir ?? path.join(deps.config.dataDir, 'tmp');
   const catalogue = new MediaCatalogue(deps.objectStore);
   const markers = new ContentMarkers(deps.objectStore, deps.config.markerBucket);
+  const { ingestDataRoot, ingestDataRootHost, markerBucket } = deps.config;
+  const ingestRoot = ingestDataRoot ? new IngestRoot(ingestDataRoot, ingestDataRootHost) : undefined;
+  const references = new ReferencedMedia(deps.objectStore, markerBucket, ingestRoot);
   const processing = new MediaProcessing({
     objectStore: deps.objectStore,
     vectorStore: deps.vectorStore,
     catalogue,
     markers,
+    references,
     telemetry: deps.telemetry,
     embedMedia: deps.embedMedia,
     logger: deps.logger,
@@ -67,10 +71,7 @@ export function buildServices(deps: DataprepDeps): DataprepServices {
   });
   const { limits: _limits, tempDir: _tempDir, ...rest } = deps;
   const uploadsAborted = createUploadAbortCounter();
-  const { ingestDataRoot, ingestDataRootHost, markerBucket } = deps.config;
-  const ingestRoot = ingestDataRoot ? new IngestRoot(ingestDataRoot, ingestDataRootHost) : undefined;
   const jobs = new IngestJobs(deps.controlPlane);
-  const references = new ReferencedMedia(deps.objectStore, markerBucket, ingestRoot);
   return {
     ...rest,
     limits,

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fixtureImage, makeTestVideo } from '../../test/support/media.js';
-import { postJson } from './test/http-client.js';
+import { postForm, postJson } from './test/http-client.js';
 import { startJobHarness, type JobBody, type JobHarness } from './test/job-harness.js';
 
 /** A local image server for URL items: a photo, and 404 for anything else. */
@@ -397,6 +397,14 @@ describe('dataprep batch jobs on the embedded control plane', () => {
       });
       expect(status).toBe(200);
       expect(body.message).toBe('Nothing to ingest; skipped as already embedded: ref/a.jpg, ref/nested/b.png');
+    });
+
+    it('keeps content markers: an upload identical to a referenced file is a duplicate', async () => {
+      const res = await postForm(`${h.base}/media/upload?bucket_name=elsewhere`, { bytes: a, filename: 'copy.jpg' });
+      expect(res.status).toBe(409);
+      expect((await res.json()).message).toBe(
+        `Identical content already exists as video_id ${ids['ref/a.jpg']} in bucket ${bucket}`,
+      );
     });
 
     it('omits a moved file from the listing and answers 404 for its download', async () => {

@@ -7,8 +7,10 @@ import type { ObjectStore } from '../lib/storage/index.js';
 import type { MetadataValue, VectorStore } from '../lib/vectors/index.js';
 import type { MediaCatalogue, StoredMedia } from './catalogue.js';
 import type { ContentMarkers } from './content-markers.js';
+import { liveContentOwner } from './content-owners.js';
 import type { EmbedMedia } from './embedding-port.js';
 import type { EmbedMediaResult } from './pipeline/index.js';
+import type { ReferencedMedia } from './referenced-media.js';
 import { mapDataprepError } from './errors.js';
 import type { TelemetryLog, TelemetryRecord } from './telemetry.js';
 import { downloadToTempMedia, type TempMedia } from './temp-media.js';
@@ -57,6 +59,8 @@ export interface MediaProcessingDeps {
   vectorStore: VectorStore;
   catalogue: MediaCatalogue;
   markers: ContentMarkers;
+  /** Media referenced in place: it owns content like stored media does. */
+  references: ReferencedMedia;
   telemetry: TelemetryLog;
   embedMedia: EmbedMedia;
   logger: Logger;
@@ -90,11 +94,9 @@ export class MediaProcessing {
   /** Throws 409 when duplicates are disallowed and another existing video owns `sha256`. */
   async assertNotDuplicate(sha256: string, self: { bucket: string; videoId: string }): Promise<void> {
     if (this.deps.allowDuplicateUploads) return;
-    const owner = await this.deps.markers.find(sha256);
+    // A marker whose video vanished (removed outside the API, a referenced file gone) no longer blocks anything.
+    const owner = await liveContentOwner(this.deps, sha256);
     if (!owner || (owner.bucket_name === self.bucket && owner.video_id === self.videoId)) return;
-    // A marker whose video vanished (removed outside the API) no longer blocks anything.
-    const stillThere = await this.deps.catalogue.find(owner.bucket_name, owner.video_id);
-    if (!stillThere) return;
     throw new HttpError(409, duplicateMessage(owner.bucket_name, owner.video_id));
   }
 
