@@ -1,0 +1,140 @@
+import {
+  ListWatch,
+  Watch,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+
+/** Back-off between restarts of a failed list or watch. */
+export interface RestartBackoff {
+  baseMs: number;
+  maxMs: number;
+}
+
+/** What an informer tells its owner. */
+export interface InformerHandlers<T> {
+  added(object: T): void;
+  modified(object: T): void;
+  deleted(object: T): void;
+  /** A list or watch failed; the informer restarts itself after a back-off. */
+  failed?(error: unknown): void;
+}
+
+/** The informer's options. */
+export interface InformerOptions {
+  /** Asked of the server for every watch, so that a watch never hangs on a dead connection for ever. */
+  timeoutSeconds: number;
+  backoff: RestartBackoff;
+}
+
+/** client-node's Watch, asking for bookmarks (its ListWatch does not) and a server-side timeout on every watch. */
+class BookmarkWatch extends Watch {
+  constructor(
+    config: KubeConfig,
+    private readonly timeoutSeconds: number,
+  ) {
+    super(config);
+  }
+
+  override watch(
+    path: string,
+    queryParams: Record<string, any>,
+    callback: (phase: string, apiObj: any, watchObj?: any) => void,
+    done: (err: any) => void,
+  ): Promise<AbortController> {
+    return super.watch(
+      path,
+      { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: this.timeoutSeconds },
+      callback,
+      done,
+    );
+  }
+}
+
+/**
+ * List-then-watch of one collection on client-node 1.4's ListWatch, made to last. ListWatch relists by itself after
+ * a 410 Gone (ERROR event or status) and re-watches from the last resourceVersion (bookmarks included) when a stream
+ * ends; on any other error it reports once and STOPS — so this class starts it again after an exponential back-off.
+ */
+export class RestartingInformer<T extends KubernetesObject> {
+  private readonly listWatch: ListWatch<T>;
+  private stopped = false;
+  private failures = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private resolveSynced!: () => void;
+  /** Resolves once the first list has been delivered. */
+  readonly synced: Promise<void> = new Promise((resolve) => (this.resolveSynced = resolve));
+  private isSynced = false;
+  private listedOnce = false;
+
+  constructor(
+    config: KubeConfig,
+    path: string,
+    list: () => Promise<KubernetesListObject<T>>,
+    private readonly handlers: InformerHandlers<T>,
+    private readonly options: InformerOptions,
+  ) {
+    const listed = async () => {
+      const result = await list();
+      this.failures = 0;
+      this.listedOnce = true;
+      return result;
+    };
+    this.listWatch = new ListWatch<T>(path, new BookmarkWatch(config, options.timeoutSeconds), listed, false);
+    this.listWatch.on('add', (o) => this.deliver(() => handlers.added(o)));
+    this.listWatch.on('update', (o) => this.deliver(() => handlers.modified(o)));
+    this.listWatch.on('delete', (o) => this.deliver(() => handlers.deleted(o)));
+    this.listWatch.on('error', (error) => this.restartLater(error));
+  }
+
+  /** Whether the first list has been delivered. */
+  get hasSynced(): boolean {
+    return this.isSynced;
+  }
+
+  /** Starts listing and watching; resolves once the first list is delivered (retrying until then) or on stop. */
+  async start(): Promise<void> {
+    this.run();
+    await Promise.race([this.synced, this.stoppedSignal]);
+  }
+
+  /** Stops for good: no more events are delivered once this resolves. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.resolveStopped();
+    await this.listWatch.stop();
+  }
+
+  private resolveStopped!: () => void;
+  private readonly stoppedSignal = new Promise<void>((resolve) => (this.resolveStopped = resolve));
+
+  private run(): void {
+    if (this.stopped) return;
+    // ListWatch reports list/watch failures through its error callback, which restarts it.
+    void this.listWatch.start().then(() => this.markSynced());
+  }
+
+  private markSynced(): void {
+    // ListWatch.start() resolves after a failed list too: synced means a list was delivered.
+    if (this.isSynced || this.stopped || !this.listedOnce) return;
+    this.isSynced = true;
+    this.resolveSynced();
+  }
+
+  private deliver(handler: () => void): void {
+    if (this.stopped) return;
+    this.failures = 0;
+    handler();
+  }
+
+  private restartLater(error: unknown): void {
+    if (this.stopped) return;
+    this.handlers.failed?.(error);
+    const delay = Math.min(this.options.backoff.maxMs, this.options.backoff.baseMs * 2 ** this.failures);
+    this.failures++;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.run(), delay);
+  }
+}

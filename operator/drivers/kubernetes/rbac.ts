@@ -1,0 +1,36 @@
+import { GROUP, RESOURCES } from '../../api/index.js';
+
+/** An RBAC rule (rbac.authorization.k8s.io/v1 PolicyRule), the shape Roles and ClusterRoles list. */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+const PLURALS = Object.values(RESOURCES).map((r) => r.plural);
+
+/**
+ * What `argus operator` calls, and nothing more (the fake API server refuses anything else in the driver tests):
+ * the controllers read and watch the kinds, the IngestJob controller deletes finished jobs (retention); status goes
+ * through the status subresource; blockOwnerDeletion on the Jobs needs `update` on the owner's finalizers; the Job
+ * driver creates, reads and deletes Jobs; the leader elector reads, creates and renews its Lease.
+ */
+export const OPERATOR_RULES: PolicyRule[] = [
+  { apiGroups: [GROUP], resources: PLURALS, verbs: ['get', 'list', 'watch', 'update', 'delete'] },
+  { apiGroups: [GROUP], resources: PLURALS.map((p) => `${p}/status`), verbs: ['update'] },
+  { apiGroups: [GROUP], resources: PLURALS.map((p) => `${p}/finalizers`), verbs: ['update'] },
+  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'delete'] },
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+];
+
+/** What an ingest worker pod (`argus worker ingest`) calls: it reads its IngestJob and writes item results to status. */
+export const INGEST_WORKER_RULES: PolicyRule[] = [
+  { apiGroups: [GROUP], resources: ['ingestjobs'], verbs: ['get'] },
+  { apiGroups: [GROUP], resources: ['ingestjobs/status'], verbs: ['update'] },
+];
+
+/** Whether `rules` allow `verb` on `resource` (`plural` or `plural/subresource`) of `apiGroup`; `*` matches all. */
+export function allows(rules: PolicyRule[], apiGroup: string, resource: string, verb: string): boolean {
+  const match = (list: string[], value: string) => list.includes('*') || list.includes(value);
+  return rules.some((r) => match(r.apiGroups, apiGroup) && match(r.resources, resource) && match(r.verbs, verb));
+}

@@ -1,0 +1,855 @@
+/**
+ * A Kubernetes API server stand-in for tests: real HTTP on 127.0.0.1, answering like kube-apiserver (and doing the
+ * garbage collector's job) for the resources the operator touches, with the rules of
+ * `shared/design/KUBERNETES.md` that an easy fake lets slip. It records every request so tests assert what was sent.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter, once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isDeepStrictEqual } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Value } from '@sinclair/typebox/value';
+import { API_VERSION, GROUP, RESOURCES, VERSION, schemaProblems, type KindName } from '../../../api/index.js';
+import { allows, type PolicyRule } from '../rbac.js';
+
+/** A kind the fake serves. */
+interface ResourceType {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  /** Has a status subresource: the main endpoint drops status, /status drops everything else. */
+  statusSubresource: boolean;
+  /** Tracks metadata.generation (moves on spec changes). */
+  generation: boolean;
+  /** PUT without metadata.resourceVersion is allowed (false for custom resources). */
+  unconditionalUpdate: boolean;
+  /** Problems of a new or replaced object (schema, API validation); empty when valid. */
+  validate(object: any, old: any | undefined): Problem | undefined;
+}
+
+/** A refusal: HTTP status, Status reason and message. */
+interface Problem {
+  code: number;
+  reason: string;
+  message: string;
+}
+
+/** One request as the fake saw it. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  contentType?: string;
+  body?: any;
+  user: string;
+  /** The status the fake answered (set once answered). */
+  status?: number;
+}
+
+/** What an interceptor answers instead of the fake: a status and body, or `hang` (never answered). */
+export type Interception = { status: number; body?: unknown } | 'hang';
+
+/** Users by name: their RBAC rules, or `admin` (everything allowed). Each user's token is `token-<name>`. */
+export type FakeUsers = Record<string, PolicyRule[] | 'admin'>;
+
+interface StoredEvent {
+  rv: number;
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  typeKey: string;
+  namespace: string;
+  object: any;
+}
+
+interface OpenWatch {
+  typeKey: string;
+  namespace?: string;
+  bookmarks: boolean;
+  /** Events no longer reach it (a stalled connection). */
+  stalled: boolean;
+  res: http.ServerResponse;
+}
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+const CUSTOM_RESOURCE_PATCH_TYPES = [
+  'application/merge-patch+json',
+  'application/json-patch+json',
+  'application/apply-patch+yaml',
+];
+
+function customResourceType(kind: KindName): ResourceType {
+  const def = RESOURCES[kind];
+  return {
+    group: GROUP,
+    version: VERSION,
+    plural: def.plural,
+    kind,
+    statusSubresource: true,
+    generation: true,
+    unconditionalUpdate: false,
+    validate(object) {
+      if (object.apiVersion !== API_VERSION || object.kind !== kind) {
+        return invalid(`apiVersion/kind must be ${API_VERSION}/${kind}`);
+      }
+      const problems = [
+        ...schemaProblems(kind, 'spec', object.spec),
+        ...(object.status === undefined ? [] : schemaProblems(kind, 'status', object.status)),
+      ];
+      return problems.length ? invalid(problems.join('; ')) : undefined;
+    },
+  };
+}
+
+function invalid(message: string): Problem {
+  return { code: 422, reason: 'Invalid', message };
+}
+
+function microTimeProblem(object: any, field: string): Problem | undefined {
+  const value = object.spec?.[field];
+  if (value === undefined || value === null || MICRO_TIME.test(value)) return undefined;
+  const fraction = /(\.\d*)?(Z|[+-]\d{2}:\d{2})?$/.exec(String(value))?.[0] ?? '';
+  return {
+    code: 400,
+    reason: 'BadRequest',
+    message: `Lease in version "v1" cannot be handled as a Lease: parsing time "${value}" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "${fraction}" as ".000000"`,
+  };
+}
+
+const LEASES: ResourceType = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  plural: 'leases',
+  kind: 'Lease',
+  statusSubresource: false,
+  generation: false,
+  unconditionalUpdate: true,
+  validate(object) {
+    const problem = microTimeProblem(object, 'acquireTime') ?? microTimeProblem(object, 'renewTime');
+    if (problem) return problem;
+    const duration = object.spec?.leaseDurationSeconds;
+    if (duration !== undefined && !(Number.isInteger(duration) && duration > 0)) {
+      return invalid('spec.leaseDurationSeconds: must be greater than 0');
+    }
+    return undefined;
+  },
+};
+
+const QUANTITY = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[mkMGTPE])?$/;
+
+function jobProblems(job: any, old: any | undefined): string[] {
+  const problems: string[] = [];
+  const name: string = job.metadata?.name ?? '';
+  const spec = job.spec ?? {};
+  // The name becomes the batch.kubernetes.io/job-name label value (63 at most).
+  if (name.length > 63) problems.push('metadata.name: must be no more than 63 characters');
+  if (spec.completionMode === 'Indexed') {
+    if (!Number.isInteger(spec.completions)) problems.push('spec.completions: Required value for Indexed Jobs');
+    // Indexed pods get the hostname <job>-<index>, a DNS label of 63 at most.
+    else if (`${name}-${spec.completions - 1}`.length > 63) {
+      problems.push(`metadata.name: pod hostname "${name}-${spec.completions - 1}" must be no more than 63 characters`);
+    }
+  }
+  for (const field of ['parallelism', 'completions', 'backoffLimit', 'ttlSecondsAfterFinished']) {
+    if (spec[field] !== undefined && !(Number.isInteger(spec[field]) && spec[field] >= 0)) {
+      problems.push(`spec.${field}: must be greater than or equal to 0`);
+    }
+  }
+  const pod = spec.template?.spec ?? {};
+  if (!['Never', 'OnFailure'].includes(pod.restartPolicy)) {
+    problems.push('spec.template.spec.restartPolicy: Unsupported value: only "OnFailure", "Never" are supported');
+  }
+  if (!Array.isArray(pod.containers) || pod.containers.length === 0) {
+    problems.push('spec.template.spec.containers: Required value');
+  }
+  for (const [i, c] of (pod.containers ?? []).entries()) {
+    if (!c.name || !DNS1123_SUBDOMAIN.test(c.name)) problems.push(`spec.template.spec.containers[${i}].name: invalid`);
+    if (!c.image) problems.push(`spec.template.spec.containers[${i}].image: Required value`);
+    for (const [part, values] of Object.entries(c.resources ?? {})) {
+      for (const [resource, quantity] of Object.entries(values as Record<string, unknown>)) {
+        if (typeof quantity !== 'string' || !QUANTITY.test(quantity)) {
+          problems.push(`spec.template.spec.containers[${i}].resources.${part}[${resource}]: quantities must match`);
+        }
+      }
+    }
+  }
+  for (const [key, value] of Object.entries(pod.nodeSelector ?? {})) {
+    if (typeof value !== 'string') problems.push(`spec.template.spec.nodeSelector[${key}]: must be a string`);
+  }
+  if (old && !isDeepStrictEqual(old.spec?.template, spec.template)) {
+    problems.push('spec.template: Invalid value: field is immutable');
+  }
+  return problems;
+}
+
+const JOBS: ResourceType = {
+  group: 'batch',
+  version: 'v1',
+  plural: 'jobs',
+  kind: 'Job',
+  statusSubresource: true,
+  generation: true,
+  unconditionalUpdate: true,
+  validate(object, old) {
+    const problems = jobProblems(object, old);
+    return problems.length ? invalid(problems.join('; ')) : undefined;
+  },
+};
+
+const TYPES: ResourceType[] = [...(Object.keys(RESOURCES) as KindName[]).map(customResourceType), JOBS, LEASES];
+
+function typeKey(t: { group: string; plural: string }): string {
+  return `${t.group}/${t.plural}`;
+}
+
+function status(problem: Problem, details?: Record<string, unknown>) {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: problem.message,
+    reason: problem.reason,
+    details,
+    code: problem.code,
+  };
+}
+
+function clone<T>(value: T): T {
+  return structuredClone(value);
+}
+
+function rfc3339(date = new Date()): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Parses an API path: `/api/v1/...` (core) or `/apis/<group>/<version>/...`. */
+function parsePath(pathname: string) {
+  const parts = pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  let group: string;
+  let rest: string[];
+  if (parts[0] === 'api' && parts[1] === 'v1') {
+    group = '';
+    rest = parts.slice(2);
+  } else if (parts[0] === 'apis' && parts.length >= 3) {
+    group = parts[1];
+    rest = parts.slice(3);
+  } else return undefined;
+  let namespace: string | undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const [plural, name, subresource] = rest;
+  if (!plural || rest.length > 3) return undefined;
+  return { group, version: parts[0] === 'api' ? 'v1' : parts[2], namespace, plural, name, subresource };
+}
+
+/** A fake kube-apiserver on 127.0.0.1 (port 0). */
+export class FakeApiServer {
+  /** Every request, in arrival order. */
+  readonly requests: RecordedRequest[] = [];
+  /** Objects the garbage collector removed because their owner was missing (wrong uid or namespace). */
+  readonly collected: string[] = [];
+  /** Jobs deleted without a propagationPolicy: their pods would be orphaned. */
+  readonly orphanedPods: string[] = [];
+
+  private readonly objects = new Map<string, any>();
+  private readonly history: StoredEvent[] = [];
+  private readonly watches = new Set<OpenWatch>();
+  private readonly interceptors: ((req: RecordedRequest) => Interception | undefined)[] = [];
+  private readonly events = new EventEmitter();
+  private rv = 1000;
+  /** Watches from a resourceVersion below this get 410 Gone. */
+  private compactedBelow = 0;
+
+  private constructor(
+    private readonly server: http.Server,
+    private readonly users: FakeUsers,
+  ) {}
+
+  /** Starts a fake on 127.0.0.1 with the given users (default: one `admin`). */
+  static async start(users: FakeUsers = { admin: 'admin' }): Promise<FakeApiServer> {
+    const server = http.createServer();
+    const fake = new FakeApiServer(server, users);
+    server.on('request', (req, res) => {
+      fake.handle(req, res).catch((error) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(status({ code: 500, reason: 'InternalError', message: String(error) })));
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return fake;
+  }
+
+  /** Base URL, e.g. http://127.0.0.1:40123. */
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** A kubeconfig pointing at this fake as `user`. */
+  kubeConfig(user = 'admin'): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'fake', server: this.url, skipTLSVerify: true }],
+      users: [{ name: user, token: `token-${user}` }],
+      contexts: [{ name: 'fake', cluster: 'fake', user }],
+      currentContext: 'fake',
+    });
+    return kc;
+  }
+
+  /** Answers matching requests itself (fault injection); returns a function removing the interceptor. */
+  intercept(interceptor: (req: RecordedRequest) => Interception | undefined): () => void {
+    this.interceptors.push(interceptor);
+    return () => this.interceptors.splice(this.interceptors.indexOf(interceptor), 1);
+  }
+
+  /** Resolves with the first request (already recorded or to come) that matches and has been answered. */
+  async waitForRequest(match: (req: RecordedRequest) => boolean): Promise<RecordedRequest> {
+    const seen = this.requests.find((r) => r.status !== undefined && match(r));
+    if (seen) return seen;
+    return new Promise((resolve) => {
+      const listener = (req: RecordedRequest) => {
+        if (!match(req)) return;
+        this.events.off('answered', listener);
+        resolve(req);
+      };
+      this.events.on('answered', listener);
+    });
+  }
+
+  /** The stored object, or undefined. */
+  get(group: string, plural: string, namespace: string, name: string): any {
+    const object = this.objects.get(`${group}/${plural}/${namespace}/${name}`);
+    return object && clone(object);
+  }
+
+  /** Every stored object of a kind. */
+  list(group: string, plural: string): any[] {
+    const prefix = `${group}/${plural}/`;
+    return [...this.objects.entries()].filter(([k]) => k.startsWith(prefix)).map(([, v]) => clone(v));
+  }
+
+  /** Writes an object as another client would (kubectl, the Job controller): server fields set, watchers told. */
+  put(group: string, plural: string, object: any): any {
+    const type = this.type(group, plural);
+    const ns = object.metadata.namespace;
+    const key = `${group}/${plural}/${ns}/${object.metadata.name}`;
+    const old = this.objects.get(key);
+    const next = clone(object);
+    next.metadata = {
+      ...next.metadata,
+      uid: old?.metadata.uid ?? next.metadata.uid ?? randomUUID(),
+      creationTimestamp: old?.metadata.creationTimestamp ?? rfc3339(),
+      ...(type.generation ? { generation: old?.metadata.generation ?? 1 } : {}),
+    };
+    return this.store(type, key, next, old ? 'MODIFIED' : 'ADDED');
+  }
+
+  /** Sets a Job's status, as the Job controller would. */
+  setJobStatus(namespace: string, name: string, jobStatus: any): void {
+    const job = this.get('batch', 'jobs', namespace, name);
+    if (!job) throw new Error(`no job ${namespace}/${name}`);
+    this.put('batch', 'jobs', { ...job, status: jobStatus });
+  }
+
+  /** Deletes an object as another client would (cascading to its dependents). */
+  remove(group: string, plural: string, namespace: string, name: string): void {
+    this.deleteNow(this.type(group, plural), `${group}/${plural}/${namespace}/${name}`);
+  }
+
+  /** Open watch streams stop receiving events, as over a stalled connection (see compact()). */
+  stallWatches(): void {
+    for (const watch of this.watches) watch.stalled = true;
+  }
+
+  /** Ends every open watch stream from the server side, as the server's own watch timeout does. */
+  closeWatches(): void {
+    for (const watch of this.watches) watch.res.end();
+    this.watches.clear();
+  }
+
+  /**
+   * Forgets the event history (etcd compaction): open watches get an ERROR event with code 410 and are closed, as
+   * does any later watch from an older resourceVersion.
+   */
+  compact(): void {
+    this.compactedBelow = this.rv + 1;
+    this.history.length = 0;
+    for (const watch of this.watches) this.gone(watch.res, this.rv);
+    this.watches.clear();
+  }
+
+  /** Sends a BOOKMARK with the current resourceVersion on every watch that asked for bookmarks. */
+  bookmark(): void {
+    for (const watch of this.watches) {
+      if (!watch.bookmarks) continue;
+      const type = this.typeByKey(watch.typeKey);
+      this.send(watch.res, {
+        type: 'BOOKMARK',
+        object: {
+          kind: type.kind,
+          apiVersion: type.group ? `${type.group}/${type.version}` : type.version,
+          metadata: { resourceVersion: String(this.rv) },
+        },
+      });
+    }
+  }
+
+  /** Open watch streams. */
+  get openWatches(): number {
+    return this.watches.size;
+  }
+
+  /** Stops the server, ending open connections. */
+  async close(): Promise<void> {
+    this.closeWatches();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private type(group: string, plural: string): ResourceType {
+    return this.typeByKey(`${group}/${plural}`);
+  }
+
+  private typeByKey(key: string): ResourceType {
+    const type = TYPES.find((t) => typeKey(t) === key);
+    if (!type) throw new Error(`the fake does not serve ${key}`);
+    return type;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.url);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const user = Object.keys(this.users).find((u) => `token-${u}` === token);
+    const recorded: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      contentType: req.headers['content-type']?.split(';')[0].trim(),
+      user: user ?? '',
+      body: raw ? safeJson(raw) : undefined,
+    };
+    this.requests.push(recorded);
+    const answer = (code: number, body: unknown) => {
+      recorded.status = code;
+      res.writeHead(code, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+      this.events.emit('answered', recorded);
+    };
+    if (!user) return answer(401, status({ code: 401, reason: 'Unauthorized', message: 'Unauthorized' }));
+    for (const interceptor of this.interceptors) {
+      const interception = interceptor(recorded);
+      if (interception === 'hang') return;
+      if (interception) return answer(interception.status, interception.body ?? {});
+    }
+    const route = parsePath(url.pathname);
+    const type = route && TYPES.find((t) => t.group === route.group && t.plural === route.plural);
+    if (!route || !type || route.version !== type.version || (route.subresource && route.subresource !== 'status')) {
+      return answer(
+        404,
+        status({ code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' }),
+      );
+    }
+    const verb = this.verb(recorded.method, route.name, recorded.query.watch === 'true');
+    const resource = route.subresource ? `${route.plural}/${route.subresource}` : route.plural;
+    const rules = this.users[user];
+    if (rules !== 'admin' && !allows(rules, route.group, resource, verb)) {
+      const where = route.namespace ? ` in the namespace "${route.namespace}"` : ' at the cluster scope';
+      return answer(
+        403,
+        status({
+          code: 403,
+          reason: 'Forbidden',
+          message: `${resource} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${route.group}"${where}`,
+        }),
+      );
+    }
+    const result = this.serve(type, route, verb, recorded, rules, res);
+    if (result) answer(result.code, result.body);
+    else if (verb === 'watch') {
+      recorded.status = 200;
+      this.events.emit('answered', recorded);
+    }
+  }
+
+  private verb(method: string, name: string | undefined, watch: boolean): string {
+    switch (method) {
+      case 'GET':
+        return name ? 'get' : watch ? 'watch' : 'list';
+      case 'POST':
+        return 'create';
+      case 'PUT':
+        return 'update';
+      case 'PATCH':
+        return 'patch';
+      case 'DELETE':
+        return name ? 'delete' : 'deletecollection';
+      default:
+        return method.toLowerCase();
+    }
+  }
+
+  private serve(
+    type: ResourceType,
+    route: NonNullable<ReturnType<typeof parsePath>>,
+    verb: string,
+    req: RecordedRequest,
+    rules: PolicyRule[] | 'admin',
+    res: http.ServerResponse,
+  ): { code: number; body: unknown } | undefined {
+    const ns = route.namespace;
+    const key = `${typeKey(type)}/${ns}/${route.name}`;
+    const notFound = () => ({
+      code: 404,
+      body: status(
+        { code: 404, reason: 'NotFound', message: `${type.plural}.${type.group} "${route.name}" not found` },
+        { name: route.name, group: type.group, kind: type.plural },
+      ),
+    });
+    const fail = (problem: Problem) => ({ code: problem.code, body: status(problem, { name: route.name }) });
+    switch (verb) {
+      case 'list':
+        return { code: 200, body: this.listBody(type, ns) };
+      case 'watch':
+        this.openWatch(type, ns, req.query, res);
+        return undefined;
+      case 'get': {
+        const object = this.objects.get(key);
+        return object ? { code: 200, body: object } : notFound();
+      }
+      case 'create': {
+        if (!ns) return fail({ code: 405, reason: 'MethodNotAllowed', message: 'namespaced resources only' });
+        const body = req.body;
+        if (!body || typeof body !== 'object') return fail({ code: 400, reason: 'BadRequest', message: 'no body' });
+        if (req.contentType !== 'application/json') {
+          return fail({ code: 415, reason: 'UnsupportedMediaType', message: `unsupported ${req.contentType}` });
+        }
+        const prepared = this.prepare(type, body, ns, req.query, rules);
+        if ('code' in prepared) return fail(prepared);
+        const object = prepared.object;
+        const name = object.metadata.name;
+        const createKey = `${typeKey(type)}/${ns}/${name}`;
+        if (this.objects.has(createKey)) {
+          return {
+            code: 409,
+            body: status(
+              { code: 409, reason: 'AlreadyExists', message: `${type.plural}.${type.group} "${name}" already exists` },
+              { name, group: type.group, kind: type.plural },
+            ),
+          };
+        }
+        if (object.metadata.resourceVersion) return fail(invalid('metadata.resourceVersion: must be empty on create'));
+        if (type.statusSubresource) delete object.status;
+        const problem = type.validate(object, undefined);
+        if (problem) return fail(problem);
+        object.metadata = {
+          ...object.metadata,
+          namespace: ns,
+          uid: randomUUID(),
+          creationTimestamp: rfc3339(),
+          ...(type.generation ? { generation: 1 } : {}),
+        };
+        const stored = this.store(type, createKey, object, 'ADDED');
+        this.collectIfOrphaned(type, createKey, stored);
+        return { code: 201, body: stored };
+      }
+      case 'update': {
+        const old = this.objects.get(key);
+        if (!old) return notFound();
+        if (req.contentType !== 'application/json') {
+          return fail({ code: 415, reason: 'UnsupportedMediaType', message: `unsupported ${req.contentType}` });
+        }
+        const prepared = this.prepare(type, req.body, ns!, req.query, rules);
+        if ('code' in prepared) return fail(prepared);
+        const incoming = prepared.object;
+        if (incoming.metadata.name !== route.name) {
+          return fail({ code: 400, reason: 'BadRequest', message: 'the name of the object does not match the URL' });
+        }
+        const rv = incoming.metadata.resourceVersion;
+        if (!rv && !type.unconditionalUpdate) {
+          return fail(invalid('metadata.resourceVersion: Invalid value: 0x0: must be specified for an update'));
+        }
+        if (
+          (rv && rv !== old.metadata.resourceVersion) ||
+          (incoming.metadata.uid && incoming.metadata.uid !== old.metadata.uid)
+        ) {
+          return {
+            code: 409,
+            body: status(
+              {
+                code: 409,
+                reason: 'Conflict',
+                message: `Operation cannot be fulfilled on ${type.plural}.${type.group} "${route.name}": the object has been modified; please apply your changes to the latest version and try again`,
+              },
+              { name: route.name, group: type.group, kind: type.plural },
+            ),
+          };
+        }
+        const next =
+          route.subresource === 'status' ? this.statusUpdate(old, incoming) : this.mainUpdate(type, old, incoming);
+        const problem = type.validate(next, old);
+        if (problem) return fail(problem);
+        if (isDeepStrictEqual(next, old)) return { code: 200, body: old };
+        if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
+          this.deleteNow(type, key);
+          return { code: 200, body: next };
+        }
+        return { code: 200, body: this.store(type, key, next, 'MODIFIED') };
+      }
+      case 'patch':
+        if (type.group === GROUP && !CUSTOM_RESOURCE_PATCH_TYPES.includes(req.contentType ?? '')) {
+          return fail({
+            code: 415,
+            reason: 'UnsupportedMediaType',
+            message: `the body of the request was in an unknown format - accepted media types include: ${CUSTOM_RESOURCE_PATCH_TYPES.join(', ')}`,
+          });
+        }
+        return fail({ code: 405, reason: 'MethodNotAllowed', message: 'the fake does not apply patches' });
+      case 'delete': {
+        const old = this.objects.get(key);
+        if (!old) return notFound();
+        const policy = req.query.propagationPolicy ?? req.body?.propagationPolicy;
+        if (type === JOBS && !policy) this.orphanedPods.push(`${ns}/${route.name}`);
+        if ((old.metadata.finalizers ?? []).length > 0) {
+          if (old.metadata.deletionTimestamp) return { code: 200, body: old };
+          const marked = clone(old);
+          marked.metadata.deletionTimestamp = rfc3339();
+          return { code: 200, body: this.store(type, key, marked, 'MODIFIED') };
+        }
+        return { code: 200, body: this.deleteNow(type, key) };
+      }
+      default:
+        return fail({ code: 405, reason: 'MethodNotAllowed', message: `${verb} is not served` });
+    }
+  }
+
+  /** Strict field validation, namespace and name checks, owner-reference rules: the object or the refusal. */
+  private prepare(
+    type: ResourceType,
+    body: any,
+    ns: string,
+    query: Record<string, string>,
+    rules: PolicyRule[] | 'admin',
+  ): { object: any } | Problem {
+    const object = clone(body);
+    object.metadata ??= {};
+    if (object.metadata.namespace && object.metadata.namespace !== ns) {
+      return {
+        code: 400,
+        reason: 'BadRequest',
+        message: 'the namespace of the provided object does not match the namespace sent on the request',
+      };
+    }
+    const name: string = object.metadata.name ?? '';
+    if (!name || name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
+      return invalid(
+        `metadata.name: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`,
+      );
+    }
+    if (type.group === GROUP) {
+      // The CRD's structural schema prunes unknown fields; with fieldValidation=Strict they are an error instead.
+      const def = RESOURCES[type.kind as KindName];
+      for (const part of ['spec', 'status'] as const) {
+        if (object[part] === undefined) continue;
+        const pruned = Value.Clean(def[part], clone(object[part]));
+        if (!isDeepStrictEqual(pruned, object[part]) && query.fieldValidation === 'Strict') {
+          return { code: 400, reason: 'BadRequest', message: `strict decoding error: unknown field in "${part}"` };
+        }
+        object[part] = pruned;
+      }
+    }
+    const owners: any[] = object.metadata.ownerReferences ?? [];
+    for (const [i, owner] of owners.entries()) {
+      for (const field of ['apiVersion', 'kind', 'name', 'uid']) {
+        if (!owner[field]) return invalid(`metadata.ownerReferences[${i}].${field}: Required value`);
+      }
+      if (owner.blockOwnerDeletion && rules !== 'admin') {
+        const ownerType = TYPES.find((t) => `${t.group}/${t.version}` === owner.apiVersion && t.kind === owner.kind);
+        const group = ownerType?.group ?? '';
+        if (!ownerType || !allows(rules, group, `${ownerType.plural}/finalizers`, 'update')) {
+          return {
+            code: 403,
+            reason: 'Forbidden',
+            message: `${type.plural}.${type.group} "${name}" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on`,
+          };
+        }
+      }
+    }
+    if (owners.filter((o) => o.controller).length > 1) {
+      return invalid('metadata.ownerReferences: Only one reference can have Controller set to true');
+    }
+    for (const field of ['creationTimestamp', 'deletionTimestamp']) {
+      const value = object.metadata[field];
+      if (value !== undefined && !RFC3339.test(value)) return invalid(`metadata.${field}: not an RFC 3339 time`);
+    }
+    return { object };
+  }
+
+  /** PUT on the main endpoint: status kept as stored, generation moved when the spec changed. */
+  private mainUpdate(type: ResourceType, old: any, incoming: any): any {
+    const next = clone(incoming);
+    next.metadata = {
+      ...incoming.metadata,
+      namespace: old.metadata.namespace,
+      uid: old.metadata.uid,
+      creationTimestamp: old.metadata.creationTimestamp,
+      resourceVersion: old.metadata.resourceVersion,
+      deletionTimestamp: old.metadata.deletionTimestamp,
+    };
+    if (next.metadata.deletionTimestamp === undefined) delete next.metadata.deletionTimestamp;
+    if (type.generation) {
+      next.metadata.generation = old.metadata.generation + (isDeepStrictEqual(old.spec, next.spec) ? 0 : 1);
+    }
+    if (type.statusSubresource) {
+      if (old.status === undefined) delete next.status;
+      else next.status = clone(old.status);
+    }
+    return next;
+  }
+
+  /** PUT on /status: only status changes. */
+  private statusUpdate(old: any, incoming: any): any {
+    const next = clone(old);
+    if (incoming.status === undefined) delete next.status;
+    else next.status = clone(incoming.status);
+    return next;
+  }
+
+  private store(type: ResourceType, key: string, object: any, event: 'ADDED' | 'MODIFIED'): any {
+    object.metadata.resourceVersion = String(++this.rv);
+    this.objects.set(key, object);
+    this.publish(type, event, object);
+    return clone(object);
+  }
+
+  private deleteNow(type: ResourceType, key: string): any {
+    const object = this.objects.get(key);
+    if (!object) return undefined;
+    this.objects.delete(key);
+    object.metadata.resourceVersion = String(++this.rv);
+    this.publish(type, 'DELETED', object);
+    // The garbage collector: dependents go with their owner (Background propagation).
+    for (const [childKey, child] of [...this.objects.entries()]) {
+      if ((child.metadata.ownerReferences ?? []).some((o: any) => o.uid === object.metadata.uid)) {
+        const childType = TYPES.find((t) => childKey.startsWith(`${typeKey(t)}/`))!;
+        this.deleteNow(childType, childKey);
+      }
+    }
+    return clone(object);
+  }
+
+  /** The garbage collector removes a child whose owner is not in its namespace with that uid. */
+  private collectIfOrphaned(type: ResourceType, key: string, object: any): void {
+    for (const owner of object.metadata.ownerReferences ?? []) {
+      const ownerType = TYPES.find((t) => `${t.group}/${t.version}` === owner.apiVersion && t.kind === owner.kind);
+      const found = ownerType && this.objects.get(`${typeKey(ownerType)}/${object.metadata.namespace}/${owner.name}`);
+      if (!found || found.metadata.uid !== owner.uid) {
+        this.collected.push(key);
+        this.deleteNow(type, key);
+        return;
+      }
+    }
+  }
+
+  private listBody(type: ResourceType, ns: string | undefined) {
+    const prefix = `${typeKey(type)}/${ns === undefined ? '' : `${ns}/`}`;
+    const items = [...this.objects.entries()].filter(([k]) => k.startsWith(prefix)).map(([, v]) => v);
+    return {
+      apiVersion: type.group ? `${type.group}/${type.version}` : type.version,
+      kind: `${type.kind}List`,
+      metadata: { resourceVersion: String(this.rv) },
+      items,
+    };
+  }
+
+  private openWatch(
+    type: ResourceType,
+    ns: string | undefined,
+    query: Record<string, string>,
+    res: http.ServerResponse,
+  ) {
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    res.flushHeaders();
+    const from = query.resourceVersion ? Number(query.resourceVersion) : undefined;
+    if (from !== undefined && from + 1 < this.compactedBelow) {
+      this.gone(res, from);
+      return;
+    }
+    const watch: OpenWatch = {
+      typeKey: typeKey(type),
+      namespace: ns,
+      bookmarks: query.allowWatchBookmarks === 'true',
+      stalled: false,
+      res,
+    };
+    if (from === undefined) {
+      for (const object of this.listBody(type, ns).items) this.send(res, { type: 'ADDED', object });
+    } else {
+      for (const event of this.history) {
+        if (event.rv > from && this.matches(watch, event)) this.send(res, { type: event.type, object: event.object });
+      }
+    }
+    this.watches.add(watch);
+    res.on('close', () => this.watches.delete(watch));
+    const timeout = Number(query.timeoutSeconds);
+    if (timeout > 0) {
+      const timer = setTimeout(() => {
+        this.watches.delete(watch);
+        res.end();
+      }, timeout * 1000);
+      timer.unref();
+      res.on('close', () => clearTimeout(timer));
+    }
+  }
+
+  private gone(res: http.ServerResponse, from: number): void {
+    this.send(res, {
+      type: 'ERROR',
+      object: status({
+        code: 410,
+        reason: 'Expired',
+        message: `too old resource version: ${from} (${this.compactedBelow})`,
+      }),
+    });
+    res.end();
+  }
+
+  private matches(watch: OpenWatch, event: StoredEvent): boolean {
+    return watch.typeKey === event.typeKey && (watch.namespace === undefined || watch.namespace === event.namespace);
+  }
+
+  private publish(type: ResourceType, eventType: StoredEvent['type'], object: any): void {
+    const event: StoredEvent = {
+      rv: Number(object.metadata.resourceVersion),
+      type: eventType,
+      typeKey: typeKey(type),
+      namespace: object.metadata.namespace,
+      object: clone(object),
+    };
+    this.history.push(event);
+    for (const watch of this.watches) {
+      if (!watch.stalled && this.matches(watch, event))
+        this.send(watch.res, { type: event.type, object: event.object });
+    }
+  }
+
+  private send(res: http.ServerResponse, event: unknown): void {
+    if (!res.writableEnded) res.write(`${JSON.stringify(event)}\n`);
+  }
+}
+
+function safeJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
