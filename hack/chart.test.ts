@@ -199,7 +199,10 @@ describe('the helm chart', () => {
     expect(JSON.parse(vars.ARGUS_WORKER_TOLERATIONS!)).toEqual([
       { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
     ]);
-    expect(JSON.parse(vars.ARGUS_WORKER_RESOURCES!)).toMatchObject({ limits: { 'nvidia.com/gpu': 1 } });
+    expect(JSON.parse(vars.ARGUS_WORKER_RESOURCES!)).toEqual({
+      limits: { 'nvidia.com/gpu': '1', memory: '4Gi' },
+      requests: { cpu: '500m', memory: '1Gi' },
+    });
     expect(vars).toMatchObject({ ARGUS_INGEST_PARALLELISM: '4', ARGUS_INGEST_BACKOFF_LIMIT: '6' });
     // What the operator's own config makes of the chart's strings.
     expect(loadOperatorConfig(vars)).toMatchObject({
