@@ -177,6 +177,35 @@ describe('dataprep batch jobs on the embedded control plane', () => {
     });
   });
 
+  describe('restart', () => {
+    it('resumes an interrupted job: finished items are kept, the interrupted one runs again from scratch', async () => {
+      const restartVideos = [10, 11, 12].map((n) =>
+        makeTestVideo({ seconds: 1, fps: 4, width: 64 + 16 * n, height: 48 }),
+      );
+      for (const [i, id] of ['r1', 'r2', 'r3'].entries()) {
+        await storeVideo('batch-restart', id, await readFile(await restartVideos[i]));
+      }
+      const hold = h.gate.hold('r2');
+      const { body } = await submit('/media/process/batch', {
+        bucket_name: 'batch-restart',
+        items: [{ video_id: 'r1' }, { video_id: 'r2' }, { video_id: 'r3' }],
+        ...noDetection,
+      });
+      await hold.reached;
+      const runsOf = async (id: string) =>
+        new Set((await embeddings('batch-restart', id)).map((e) => e.metadata.run_id));
+      const r1Runs = await runsOf('r1');
+      expect(r1Runs.size).toBe(1);
+      await h.restart();
+      const done = await h.waitForJob(body.job_id);
+      expect(done).toMatchObject({ state: 'completed', completed: 3 });
+      // r1 was not processed again; r2 holds exactly the embeddings of its one complete run.
+      expect(await runsOf('r1')).toEqual(r1Runs);
+      expect(await runsOf('r2')).toHaveProperty('size', 1);
+      expect((await embeddings('batch-restart', 'r2')).length).toBe(byName(done).r2.embeddings_count);
+    });
+  });
+
   describe('POST /media/ingest/batch', () => {
     it('ingests base64 and URL images; a failed download fails only its item', async () => {
       const { status, body } = await submit('/media/ingest/batch', {

@@ -14,6 +14,7 @@ import { createApp } from '../app.js';
 import { loadDataprepConfig, type DataprepConfig } from '../config.js';
 import type { EmbedMediaRequest } from '../pipeline/index.js';
 import { embedMedia } from '../pipeline/index.js';
+import { INGEST_WORKER } from '../../../operator/controllers/ingestjob/workload.js';
 import { ingestWorker } from '../ingest-worker/ingest-worker.js';
 import type { DataprepServices } from '../services.js';
 import { TelemetryLog } from '../telemetry.js';
@@ -45,7 +46,17 @@ export class EmbedGate {
     if (!hold) return;
     this.holds.delete(request.videoId);
     hold.reached();
-    await hold.released;
+    // A stopping worker aborts the run: the hold gives way as the pipeline itself would.
+    const signal = request.signal;
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(signal!.reason);
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void hold.released.then(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+    });
   }
 }
 
@@ -74,6 +85,11 @@ export interface JobHarness {
   /** A directory outside the ingest root (targets of escaping symlinks). */
   outside: string;
   gate: EmbedGate;
+  /**
+   * Stops this "process" (server, controllers, workloads: a running item is aborted and rolled back) and starts a new
+   * one over the same data dir, stores and ingest root, as a service restart would.
+   */
+  restart(): Promise<void>;
   /** Polls GET /media/jobs/{id} on every change of the job until `until` holds (default: a terminal state). */
   waitForJob(jobId: string, until?: (body: JobBody) => boolean): Promise<JobBody>;
   close(): Promise<void>;
@@ -119,36 +135,45 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
     dimension: loaded.textEmbedder.dimension,
   });
   const objectStore = new LocalObjectStore(path.join(config.dataDir, 'media'));
-  const plane = await openEmbeddedControlPlane({
-    dataDir: path.join(dir, 'data'),
-    namespace: 'default',
-    logger,
-    config: loadOperatorConfig({}),
-  });
   const gate = new EmbedGate();
   const pipelineDeps = { imageEmbedder: loaded.imageEmbedder, detector: loaded.detector, vectors: vectorStore, logger };
-  const { app, services } = createApp({
-    config,
-    logger,
-    objectStore,
-    vectorStore,
-    textVectorStore,
-    models: loaded,
-    embedMedia: async (request) => {
-      await gate.pass(request);
-      return embedMedia(pipelineDeps, request);
-    },
-    telemetry: await TelemetryLog.open({ maxRecords: 20 }),
-    controlPlane: plane.controlPlane,
-    limits: TEST_LIMITS,
-  });
-  if (options.registerWorker ?? true) {
-    plane.controlPlane.registerWorker('ingest', ingestWorker(services, plane.controlPlane.resources));
-  }
-  await plane.startControllers();
-  const server: RunningServer = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'dataprep-jobs-test' });
-  const base = `${server.url}/v1/dataprep`;
-  const resources = plane.controlPlane.resources;
+  const telemetry = await TelemetryLog.open({ maxRecords: 20 });
+
+  /** What a process opens over the data dir: its control plane, the app with the worker registered, the server. */
+  const startProcess = async () => {
+    const plane = await openEmbeddedControlPlane({
+      dataDir: path.join(dir, 'data'),
+      namespace: 'default',
+      logger,
+      config: loadOperatorConfig({}),
+    });
+    const { app, services } = createApp({
+      config,
+      logger,
+      objectStore,
+      vectorStore,
+      textVectorStore,
+      models: loaded,
+      embedMedia: async (request) => {
+        await gate.pass(request);
+        return embedMedia(pipelineDeps, request);
+      },
+      telemetry,
+      controlPlane: plane.controlPlane,
+      limits: TEST_LIMITS,
+    });
+    if (options.registerWorker ?? true) {
+      plane.controlPlane.registerWorker(INGEST_WORKER, ingestWorker(services, plane.controlPlane.resources));
+    }
+    await plane.startControllers();
+    const server: RunningServer = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'dataprep-jobs-test' });
+    return { plane, services, server, base: `${server.url}/v1/dataprep` };
+  };
+  const stopProcess = async (running: Awaited<ReturnType<typeof startProcess>>) => {
+    await running.server.close();
+    await running.plane.close();
+  };
+  let current = await startProcess();
 
   const waitForJob = (jobId: string, until: (body: JobBody) => boolean = isTerminal) =>
     new Promise<JobBody>((resolve, reject) => {
@@ -158,7 +183,7 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
         checking = checking
           .then(async () => {
             if (done) return;
-            const response = await fetch(`${base}/media/jobs/${jobId}`);
+            const response = await fetch(`${current.base}/media/jobs/${jobId}`);
             const body = (await response.json()) as JobBody;
             if (response.status !== 200)
               throw new Error(`GET job answered ${response.status}: ${JSON.stringify(body)}`);
@@ -173,26 +198,35 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
             reject(error);
           });
       };
-      const watch = resources.watch('IngestJob', 'default', (event) => {
+      const watch = current.plane.controlPlane.resources.watch('IngestJob', 'default', (event) => {
         if (event.object.metadata.name === jobId) check();
       });
       watch.then(check, reject);
     });
 
   return {
-    base,
+    get base() {
+      return current.base;
+    },
     config,
-    services,
+    get services() {
+      return current.services;
+    },
     vectorStore,
     objectStore,
-    controlPlane: plane.controlPlane,
+    get controlPlane() {
+      return current.plane.controlPlane;
+    },
     ingestRoot,
     outside,
     gate,
     waitForJob,
+    async restart() {
+      await stopProcess(current);
+      current = await startProcess();
+    },
     async close() {
-      await server.close();
-      await plane.close();
+      await stopProcess(current);
       await vectorStore.close();
       await textVectorStore.close();
       await rm(dir, { recursive: true, force: true });
