@@ -1,0 +1,191 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { BatchV1Api } from '@kubernetes/client-node';
+import type { IngestJob } from '../../api/index.js';
+import { newIngestJob } from '../../ports/resource-store.contract.js';
+import { JobWorkloadDriver } from './job-driver.js';
+import { jobName, type WorkerPodTemplate } from './job-manifest.js';
+import { OPERATOR_RULES } from './rbac.js';
+import { KubernetesResourceStore } from './resource-store.js';
+import { FakeApiServer } from './testing/fake-api-server.js';
+
+const POD: WorkerPodTemplate = {
+  image: 'ghcr.io/argus/argus:1.0.0',
+  command: ['argus'],
+  nodeSelector: { 'nvidia.com/gpu.present': 'true' },
+  tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+  resources: { limits: { 'nvidia.com/gpu': '1', memory: '4Gi' }, requests: { cpu: '500m' } },
+  serviceAccountName: 'argus-ingest-worker',
+  envFrom: [{ configMapRef: { name: 'argus-dataprep' } }, { secretRef: { name: 'argus-dataprep' } }],
+  ttlSecondsAfterFinished: 3600,
+};
+const SPEC = { worker: 'ingest', completions: 3, parallelism: 2, backoffLimit: 4 };
+
+describe('JobWorkloadDriver at the HTTP boundary', () => {
+  let fake: FakeApiServer;
+  let store: KubernetesResourceStore;
+  let driver: JobWorkloadDriver;
+  let owner: IngestJob;
+
+  beforeEach(async () => {
+    fake = await FakeApiServer.start({
+      admin: 'admin',
+      operator: OPERATOR_RULES,
+      'no-finalizers': OPERATOR_RULES.filter((r) => !r.resources.some((x) => x.endsWith('/finalizers'))),
+    });
+    store = new KubernetesResourceStore(fake.kubeConfig('admin'));
+    driver = new JobWorkloadDriver(fake.kubeConfig('operator'), POD);
+    owner = await store.create('IngestJob', newIngestJob('job-a', 'media'));
+  });
+  afterEach(() => fake.close());
+
+  it('creates an indexed Job owned by the resource, placed and started as configured', async () => {
+    await driver.ensure(owner, SPEC);
+    const post = fake.requests.find((r) => r.method === 'POST' && r.path.endsWith('/jobs'))!;
+    expect(post.path).toBe('/apis/batch/v1/namespaces/media/jobs');
+    expect(post.contentType).toBe('application/json');
+    expect(post.status).toBe(201);
+    const job = post.body;
+    expect(job.metadata.name).toBe('ingestjob-job-a');
+    expect(job.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: 'argus.dev/v1alpha1',
+        kind: 'IngestJob',
+        name: 'job-a',
+        uid: owner.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    expect(job.spec).toMatchObject({
+      completionMode: 'Indexed',
+      completions: 3,
+      parallelism: 2,
+      backoffLimit: 4,
+      ttlSecondsAfterFinished: 3600,
+    });
+    const pod = job.spec.template.spec;
+    expect(pod).toMatchObject({
+      restartPolicy: 'Never',
+      serviceAccountName: 'argus-ingest-worker',
+      nodeSelector: POD.nodeSelector,
+      tolerations: POD.tolerations,
+    });
+    expect(pod.containers[0]).toMatchObject({
+      image: POD.image,
+      command: ['argus', 'worker', 'ingest', '--job', 'media/job-a', '--completions', '3'],
+      resources: POD.resources,
+      envFrom: POD.envFrom,
+    });
+    expect(job.metadata.labels).toMatchObject({ 'argus.dev/kind': 'IngestJob', 'argus.dev/name': 'job-a' });
+    expect(pod.containers[0].command).not.toContain('--index');
+    expect(fake.collected).toEqual([]);
+  });
+
+  it('is idempotent: a second ensure leaves the existing Job as it is', async () => {
+    await driver.ensure(owner, SPEC);
+    await driver.ensure(owner, { ...SPEC, completions: 5 });
+    expect(fake.list('batch', 'jobs')).toHaveLength(1);
+    expect(fake.list('batch', 'jobs')[0].spec.completions).toBe(3);
+  });
+
+  it('names the Job of a 253-character resource so that every pod hostname <job>-<index> fits 63', async () => {
+    const long = await store.create('IngestJob', newIngestJob(`${'a'.repeat(120)}.${'b'.repeat(132)}`, 'media'));
+    await driver.ensure(long, { ...SPEC, completions: 10_000, parallelism: 10 });
+    const [job] = fake.list('batch', 'jobs');
+    expect(job.metadata.name).toBe(jobName(long));
+    expect(`${job.metadata.name}-9999`.length).toBeLessThanOrEqual(63);
+    expect(job.metadata.name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+    expect(
+      jobName({ ...long, metadata: { ...long.metadata, name: `${'a'.repeat(120)}.${'b'.repeat(133)}` } }),
+    ).not.toBe(job.metadata.name);
+  });
+
+  it('the fake refuses what a real API server refuses: a Job whose pod hostnames pass 63, a stripped owner reference', async () => {
+    const batch = fake.kubeConfig('admin').makeApiClient(BatchV1Api);
+    const job = (name: string, ownerReferences?: object[]) => ({
+      metadata: { name, ownerReferences },
+      spec: {
+        completionMode: 'Indexed',
+        completions: 100,
+        template: { spec: { restartPolicy: 'Never', containers: [{ name: 'w', image: 'i' }] } },
+      },
+    });
+    await expect(batch.createNamespacedJob({ namespace: 'media', body: job('x'.repeat(61)) })).rejects.toMatchObject({
+      code: 422,
+    });
+    await expect(
+      batch.createNamespacedJob({
+        namespace: 'media',
+        body: job('y', [{ apiVersion: 'argus.dev/v1alpha1', kind: 'IngestJob', name: 'job-a' }]),
+      }),
+    ).rejects.toMatchObject({ code: 422 });
+  });
+
+  it('needs update on the owner kind finalizers to set blockOwnerDeletion (403 without)', async () => {
+    const limited = new JobWorkloadDriver(fake.kubeConfig('no-finalizers'), POD);
+    await expect(limited.ensure(owner, SPEC)).rejects.toThrow(/403 Forbidden/);
+  });
+
+  it('inspects: none, running, complete, failed with retries exhausted', async () => {
+    expect(await driver.inspect(owner)).toBeUndefined();
+    await driver.ensure(owner, SPEC);
+    const name = jobName(owner);
+    expect(await driver.inspect(owner)).toEqual({ active: 0, succeeded: 0, failed: 0, complete: false });
+    fake.setJobStatus('media', name, { active: 2, failed: 1, startTime: '2026-11-23T19:00:00Z' });
+    expect(await driver.inspect(owner)).toEqual({
+      active: 2,
+      succeeded: 0,
+      failed: 1,
+      complete: false,
+      startTime: '2026-11-23T19:00:00.000Z',
+    });
+    fake.setJobStatus('media', name, {
+      succeeded: 3,
+      conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: '2026-11-23T19:05:00Z' }],
+    });
+    expect(await driver.inspect(owner)).toMatchObject({ succeeded: 3, complete: true });
+    fake.setJobStatus('media', name, {
+      failed: 5,
+      conditions: [
+        { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded' },
+        {
+          type: 'Failed',
+          status: 'True',
+          reason: 'BackoffLimitExceeded',
+          message: 'Job has reached the specified backoff limit',
+        },
+      ],
+    });
+    const failed = await driver.inspect(owner);
+    expect(failed?.complete).toBe(false);
+    expect(failed?.failure?.reason).toBe('BackoffLimitExceeded');
+    expect(failed?.failure?.message).toMatch(/failed 5 times.*back-off limit of 4/);
+  });
+
+  it('removes with propagationPolicy Background (no orphaned pods); removing nothing is no error', async () => {
+    await driver.ensure(owner, SPEC);
+    await driver.remove(owner);
+    const del = fake.requests.find((r) => r.method === 'DELETE')!;
+    expect(del.path).toBe('/apis/batch/v1/namespaces/media/jobs/ingestjob-job-a');
+    expect(del.query.propagationPolicy).toBe('Background');
+    expect(fake.orphanedPods).toEqual([]);
+    expect(fake.list('batch', 'jobs')).toEqual([]);
+    await driver.remove(owner);
+  });
+
+  it('the Job goes with its owner (garbage collection through the owner reference)', async () => {
+    await driver.ensure(owner, SPEC);
+    await store.delete('IngestJob', 'media', 'job-a');
+    expect(fake.list('batch', 'jobs')).toEqual([]);
+  });
+
+  it('does not take over the Job of a deleted namesake that is still being collected', async () => {
+    await driver.ensure(owner, SPEC);
+    const stale = fake.get('batch', 'jobs', 'media', jobName(owner));
+    await store.delete('IngestJob', 'media', 'job-a');
+    fake.put('batch', 'jobs', { ...stale, metadata: { ...stale.metadata, resourceVersion: undefined } });
+    const again = await store.create('IngestJob', newIngestJob('job-a', 'media'));
+    expect(await driver.inspect(again)).toBeUndefined();
+    await expect(driver.ensure(again, SPEC)).rejects.toThrow(/earlier IngestJob/);
+  });
+});
