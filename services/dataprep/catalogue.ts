@@ -55,8 +55,8 @@ function videoIdOfToken(token: string): string {
 }
 
 /**
- * Where a listing resumes after `videoId`'s directory: '0' is the character after '/', so every `<id>/…` key sorts
- * before `<id>0` and every other key after it (but `<id>0` itself, which is no media key).
+ * Where a listing resumes after `videoId`'s directory: '0' is the character after '/', so `<id>0` sorts after every
+ * `<id>/…` key and before every key that follows them (but `<id>0` itself, which is no media key).
  */
 const afterDirectory = (videoId: string): string => `${videoId}0`;
 

@@ -88,8 +88,9 @@ export async function listen(app: Koa, options: ListenOptions): Promise<RunningS
         for (const hook of options.beforeClose ?? []) await hook();
         await Promise.all([socketsClosed, handlersDone]);
       })();
-      const outcome = await Promise.race([drained, deadlinePassed]);
-      clearTimeout(timer);
+      // A hook failing after the deadline has nobody to report to.
+      drained.catch(() => undefined);
+      const outcome = await Promise.race([drained, deadlinePassed]).finally(() => clearTimeout(timer));
       if (outcome === 'deadline') {
         server.closeAllConnections();
         options.logger.warn(`${options.name} stop deadline passed`, { handlersRunning: running });
