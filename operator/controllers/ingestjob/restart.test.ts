@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { EmbeddedResourceStore } from '../../drivers/embedded/index.js';
+import { EmbeddedResourceStore, StoreInUseError } from '../../drivers/embedded/index.js';
 import { newIngestJob } from '../../ports/resource-store.contract.js';
 
 const FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'testing', 'restart-fixture.ts');
@@ -53,6 +53,10 @@ describe('IngestJob restart recovery (a real process killed with SIGKILL)', () =
 
     const first = startFixture(dir, marker, { BLOCK_AT_ITEM: '2' });
     await first.line('start 2');
+    // While it runs, no second process may serve the same directory (it would hand out versions twice).
+    await expect(EmbeddedResourceStore.open({ dir: path.join(dir, 'control-plane') })).rejects.toBeInstanceOf(
+      StoreInUseError,
+    );
     first.child.kill('SIGKILL');
     expect((await first.exit).signal).toBe('SIGKILL');
 

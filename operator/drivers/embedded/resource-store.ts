@@ -25,6 +25,8 @@ export interface EmbeddedResourceStoreOptions {
   onWarning?: (message: string, detail: Record<string, unknown>) => void;
 }
 
+/** Holds the pid of the process serving the directory: two stores on one directory would hand out versions twice. */
+const LOCK_FILE = 'lock';
 /** The file holding the highest resourceVersion handed out so far (reserved in blocks). */
 const VERSION_FILE = 'resource-version';
 /** resourceVersions reserved per write of VERSION_FILE, so that most writes cost one fsync'd file, not two. */
@@ -64,7 +66,14 @@ export class EmbeddedResourceStore implements ResourceStore {
   /** Loads every resource under `options.dir` (temp files of interrupted writes are removed) and serves them. */
   static async open(options: EmbeddedResourceStoreOptions): Promise<EmbeddedResourceStore> {
     const store = new EmbeddedResourceStore(options);
-    await store.load();
+    await fs.mkdir(options.dir, { recursive: true });
+    await lockDirectory(options.dir);
+    try {
+      await store.load();
+    } catch (error) {
+      await fs.rm(path.join(options.dir, LOCK_FILE), { force: true });
+      throw error;
+    }
     return store;
   }
 
@@ -203,10 +212,12 @@ export class EmbeddedResourceStore implements ResourceStore {
     };
   }
 
-  /** Ends every watch and waits for writes in progress. */
+  /** Ends every watch, waits for writes in progress and releases the directory. */
   async close(): Promise<void> {
+    if (this.writes.signal.aborted) return;
     this.subscribers.clear();
     await this.writes.close();
+    await fs.rm(path.join(this.options.dir, LOCK_FILE), { force: true });
   }
 
   private async replace<K extends KindName>(
@@ -316,7 +327,6 @@ export class EmbeddedResourceStore implements ResourceStore {
   }
 
   private async load(): Promise<void> {
-    await fs.mkdir(this.options.dir, { recursive: true });
     let highest = await readNumber(path.join(this.options.dir, VERSION_FILE));
     for (const kind of Object.keys(RESOURCES) as KindName[]) {
       const kindDir = path.join(this.options.dir, RESOURCES[kind].plural);
@@ -346,6 +356,36 @@ export class EmbeddedResourceStore implements ResourceStore {
 
   private warn(message: string, detail: Record<string, unknown>): void {
     this.options.onWarning?.(message, detail);
+  }
+}
+
+/** Raised when another live process serves the directory. */
+export class StoreInUseError extends Error {
+  constructor(dir: string, pid: number) {
+    super(`the resource store in ${dir} is in use by process ${pid}; one process per data directory`);
+    this.name = 'StoreInUseError';
+  }
+}
+
+/**
+ * Claims `dir` for this process: refused while the process named in the lock file lives; a lock left by a process
+ * that died (kill -9) is taken over. The pid of this very process counts as stale (a container's pid 1 restarted).
+ */
+async function lockDirectory(dir: string): Promise<void> {
+  const file = path.join(dir, LOCK_FILE);
+  const holder = Number.parseInt(await fs.readFile(file, 'utf8').catch(() => ''), 10);
+  if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+    throw new StoreInUseError(dir, holder);
+  }
+  await writeFileAtomic(file, `${process.pid}\n`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
