@@ -46,6 +46,8 @@ export interface RecordedRequest {
   user: string;
   /** The status the fake answered (set once answered). */
   status?: number;
+  /** The body it answered with (watches: none). */
+  response?: any;
 }
 
 /** What an interceptor answers instead of the fake: a status and body, or `hang` (never answered). */
@@ -440,6 +442,7 @@ export class FakeApiServer {
     this.requests.push(recorded);
     const answer = (code: number, body: unknown) => {
       recorded.status = code;
+      recorded.response = clone(body);
       res.writeHead(code, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
       this.events.emit('answered', recorded);
