@@ -1,0 +1,173 @@
+import sharp from 'sharp';
+import type { Logger } from '../../lib/log/index.js';
+import type { VlmConfig } from '../config.js';
+import { CircuitBreaker, type Clock } from './circuit-breaker.js';
+
+/** What the model said about a suspected pattern. */
+export interface VlmVerdict {
+  confirmed: boolean;
+  /** The model's own confidence, 0–1. */
+  confidence: number;
+  reasoning: string;
+}
+
+/** A verdict, or why there is none (error, time-out, open circuit): the pose result then stands. */
+export type VlmOutcome = { kind: 'verdict'; verdict: VlmVerdict } | { kind: 'unavailable'; reason: string };
+
+/** What the model is asked to confirm. */
+export interface ConfirmationRequest {
+  patternId: string;
+  description: string;
+  /** What the pose analysis saw, in words. */
+  evidence: string;
+  /** The valid frames' original bytes, in order. */
+  frames: Buffer[];
+}
+
+/** At most this many frames are sent, evenly spread over the sequence. */
+const MAX_FRAMES_SENT = 8;
+
+const SYSTEM_PROMPT =
+  'You verify behaviour that a pose-analysis system suspects in a sequence of video frames of one person. Look at ' +
+  'the frames in order and answer only with a JSON object: {"confirmed": true or false, "confidence": a number ' +
+  'from 0 to 1, "reasoning": "one or two sentences"}.';
+
+/** Why a call failed, for `vlm_reasoning` and the logs (never the answer body or a stack). */
+class VlmFailure extends Error {}
+
+function pick<T>(items: T[], max: number): T[] {
+  if (items.length <= max) return items;
+  return Array.from({ length: max }, (_, i) => items[Math.round((i * (items.length - 1)) / (max - 1))]);
+}
+
+/** Reads the verdict out of a chat completion; the model may wrap its JSON in a code fence. */
+function parseVerdict(answer: any): VlmVerdict {
+  const content = answer?.choices?.[0]?.message?.content;
+  if (typeof content !== 'string') throw new VlmFailure('the model answered without text');
+  const json = /\{[\s\S]*\}/.exec(content)?.[0];
+  let parsed: any;
+  try {
+    parsed = json ? JSON.parse(json) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed?.confirmed !== 'boolean') throw new VlmFailure('the model answer had no "confirmed" verdict');
+  const confidence = Number(parsed.confidence);
+  return {
+    confirmed: parsed.confirmed,
+    confidence: Number.isFinite(confidence) ? Math.min(1, Math.max(0, confidence)) : parsed.confirmed ? 1 : 0,
+    reasoning: typeof parsed.reasoning === 'string' && parsed.reasoning ? parsed.reasoning : 'no reasoning given',
+  };
+}
+
+/**
+ * Asks an OpenAI-compatible chat-completions endpoint (image inputs) to confirm a suspected pattern. Errors,
+ * time-outs and unusable answers count against a circuit breaker; while it is open no call is made.
+ */
+export class VlmConfirmer {
+  private readonly breaker: CircuitBreaker;
+  private readonly url: string;
+
+  constructor(
+    private readonly config: VlmConfig,
+    private readonly logger: Logger,
+    clock?: Clock,
+  ) {
+    this.breaker = new CircuitBreaker(config.breakerFailures, config.breakerOpenMs, clock);
+    this.url = `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  }
+
+  /** The model name, for health. */
+  get model(): string {
+    return this.config.model;
+  }
+
+  /** The breaker's state, for health. */
+  circuit(): 'closed' | 'open' | 'half-open' {
+    return this.breaker.state();
+  }
+
+  /** Asks the model; never throws for the model's failures (they become `unavailable`). `signal`: the request's. */
+  async confirm(request: ConfirmationRequest, requestId: string, signal?: AbortSignal): Promise<VlmOutcome> {
+    if (!this.breaker.tryAcquire()) {
+      const seconds = Math.ceil(this.breaker.retryInMs() / 1000);
+      return {
+        kind: 'unavailable',
+        reason: `VLM skipped: circuit open after repeated failures (retry in ${seconds} s)`,
+      };
+    }
+    try {
+      const verdict = await this.call(request, signal);
+      this.breaker.succeeded();
+      return { kind: 'verdict', verdict };
+    } catch (error) {
+      if (signal?.aborted) {
+        // The client left or the server stops: not the model's fault.
+        this.breaker.succeeded();
+        throw signal.reason;
+      }
+      this.breaker.failed();
+      const reason = error instanceof VlmFailure ? error.message : 'the VLM could not be reached';
+      this.logger.warn('vlm confirmation failed', { requestId, reason, circuit: this.breaker.state() });
+      return { kind: 'unavailable', reason: `VLM unavailable: ${reason}` };
+    }
+  }
+
+  private async call(request: ConfirmationRequest, signal?: AbortSignal): Promise<VlmVerdict> {
+    const side = this.config.imageMaxSide;
+    const images = await Promise.all(
+      pick(request.frames, MAX_FRAMES_SENT).map((bytes) =>
+        sharp(bytes)
+          .rotate()
+          .resize(side, side, { fit: 'inside', withoutEnlargement: true })
+          .jpeg({ quality: 80 })
+          .toBuffer(),
+      ),
+    );
+    const body = {
+      model: this.config.model,
+      max_tokens: this.config.maxTokens,
+      temperature: this.config.temperature,
+      messages: [
+        { role: 'system', content: SYSTEM_PROMPT },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'text',
+              text:
+                `Suspected pattern "${request.patternId}": ${request.description}\n` +
+                `Pose analysis: ${request.evidence}.\nDo the frames show this behaviour?`,
+            },
+            ...images.map((jpeg) => ({
+              type: 'image_url',
+              image_url: { url: `data:image/jpeg;base64,${jpeg.toString('base64')}` },
+            })),
+          ],
+        },
+      ],
+    };
+    const timeout = AbortSignal.timeout(this.config.timeoutMs);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
+    let response: Response;
+    try {
+      response = await fetch(this.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new VlmFailure(`the VLM answered HTTP ${response.status}`);
+      }
+      return parseVerdict(await response.json().catch(() => undefined));
+    } catch (error) {
+      if (timeout.aborted && !signal?.aborted) {
+        throw new VlmFailure(`no answer within ${this.config.timeoutMs} ms`);
+      }
+      throw error;
+    }
+  }
+}
