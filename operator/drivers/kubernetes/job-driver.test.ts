@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { BatchV1Api } from '@kubernetes/client-node';
+import { BatchV1Api, type V1Job, type V1OwnerReference } from '@kubernetes/client-node';
 import type { IngestJob } from '../../api/index.js';
 import { newIngestJob } from '../../ports/resource-store.contract.js';
 import { JobWorkloadDriver } from './job-driver.js';
@@ -102,8 +102,8 @@ describe('JobWorkloadDriver at the HTTP boundary', () => {
 
   it('the fake refuses what a real API server refuses: a Job whose pod hostnames pass 63, a stripped owner reference', async () => {
     const batch = fake.kubeConfig('admin').makeApiClient(BatchV1Api);
-    const job = (name: string, ownerReferences?: object[]) => ({
-      metadata: { name, ownerReferences },
+    const job = (name: string, ownerReferences?: Partial<V1OwnerReference>[]): V1Job => ({
+      metadata: { name, ownerReferences: ownerReferences as V1OwnerReference[] },
       spec: {
         completionMode: 'Indexed',
         completions: 100,
