@@ -37,6 +37,11 @@ export class CircuitBreaker {
     this.trialRunning = false;
   }
 
+  /** Reports a call that ended without a verdict either way (the caller gave up): a trial may run again. */
+  abandoned(): void {
+    this.trialRunning = false;
+  }
+
   /** Reports a failed call: at the threshold (or after a failed trial) the circuit opens for `openMs`. */
   failed(): void {
     this.consecutive += 1;

@@ -102,8 +102,8 @@ export class VlmConfirmer {
       return { kind: 'verdict', verdict };
     } catch (error) {
       if (signal?.aborted) {
-        // The client left or the server stops: not the model's fault.
-        this.breaker.succeeded();
+        // The client left or the server stops: not the model's fault, and no sign of its health either.
+        this.breaker.abandoned();
         throw signal.reason;
       }
       this.breaker.failed();
