@@ -95,4 +95,17 @@ describe('dataprep config', () => {
     expect(problemsOf({ MM_DATAPREP_VECTORDB_BACKEND: 'weaviate' }).join('\n')).toMatch(/MM_DATAPREP_WEAVIATE_URL/);
     expect(problemsOf({})).toEqual([]);
   });
+
+  it('reads the image_url allow-list (CIDRs and host names) and names a bad entry', () => {
+    expect(loadDataprepConfig({}).imageUrlAllow.entries).toEqual([]);
+    const allow = loadDataprepConfig({ MM_DATAPREP_IMAGE_URL_ALLOW: '10.20.0.0/16, camera-1.lan' }).imageUrlAllow;
+    expect([allow.hasAddress('10.20.3.4'), allow.hasHost('CAMERA-1.lan'), allow.hasAddress('10.21.0.1')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    expect(problemsOf({ MM_DATAPREP_IMAGE_URL_ALLOW: '10.0.0.0/8,10.0.0.0/99' })).toEqual([
+      '"MM_DATAPREP_IMAGE_URL_ALLOW": "10.0.0.0/99" is not a valid CIDR',
+    ]);
+  });
 });

@@ -4,6 +4,7 @@ import { INGEST_MAX_ITEMS } from '../../operator/api/index.js';
 import type { ObjectStoreConfig } from '../lib/storage/index.js';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig } from '../lib/config/index.js';
+import { AllowList, envAllowList } from '../lib/outbound/index.js';
 import { bucketName } from './bucket-name.js';
 
 /** Every environment variable the dataprep service reads, with its default; the README lists the same table. */
@@ -30,6 +31,7 @@ export const dataprepEnvSchema = Joi.object({
   MM_DATAPREP_PRELOAD_MODELS: envBoolean().default(true),
   MM_DATAPREP_URL_TIMEOUT_SECONDS: Joi.number().min(1).max(600).default(30),
   MM_DATAPREP_URL_MAX_REDIRECTS: Joi.number().integer().min(0).max(20).default(5),
+  MM_DATAPREP_IMAGE_URL_ALLOW: envAllowList(),
 
   MM_DATAPREP_STORAGE_BACKEND: Joi.string().valid('local', 's3').default('local'),
   MM_DATAPREP_S3_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
@@ -92,6 +94,8 @@ export interface DataprepConfig {
   preloadModels: boolean;
   urlTimeoutMs: number;
   urlMaxRedirects: number;
+  /** Non-public addresses and host names `image_url` may reach (MM_DATAPREP_IMAGE_URL_ALLOW); public ones always. */
+  imageUrlAllow: AllowList;
   storage: DataprepStorageConfig;
   vectors: DataprepVectorConfig;
   /** The roles dataprep loads (never the pose estimator) and the model configured for each. */
@@ -156,6 +160,7 @@ export function loadDataprepConfig(env: NodeJS.ProcessEnv): DataprepConfig {
     preloadModels: v.MM_DATAPREP_PRELOAD_MODELS,
     urlTimeoutMs: Math.round(v.MM_DATAPREP_URL_TIMEOUT_SECONDS * 1000),
     urlMaxRedirects: v.MM_DATAPREP_URL_MAX_REDIRECTS,
+    imageUrlAllow: v.MM_DATAPREP_IMAGE_URL_ALLOW ?? AllowList.EMPTY,
     storage,
     vectors,
     models: {

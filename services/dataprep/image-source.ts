@@ -1,4 +1,5 @@
 import { HttpError, parseHttpUrl } from '../lib/http/index.js';
+import { OutboundError, outboundRequest, type AllowList, type OutboundPolicy } from '../lib/outbound/index.js';
 
 /** Bounds of image ingestion: size cap of downloads and decodes, download time bound, redirect hops. */
 export interface ImageSourceLimits {
@@ -39,66 +40,53 @@ export interface DownloadedImage {
   finalUrl: URL;
 }
 
+/** The address policy of image downloads: public addresses, plus what MM_DATAPREP_IMAGE_URL_ALLOW opens. */
+export function imageUrlPolicy(allow: AllowList): OutboundPolicy {
+  return { allow, publicAddresses: true, setting: 'MM_DATAPREP_IMAGE_URL_ALLOW' };
+}
+
+/** A failed download as the 400 (413 past the size cap) its client reads: what went wrong, in words. */
+function downloadFailure(error: OutboundError, limits: ImageSourceLimits): HttpError {
+  switch (error.failure) {
+    case 'too-large':
+      return tooLarge(limits.maxBytes);
+    case 'timeout':
+      return new HttpError(400, `Image download timed out after ${Math.round(limits.timeoutMs / 1000)} s`);
+    case 'dns':
+    case 'connect':
+      return new HttpError(400, `Image could not be downloaded from image_url: ${error.message}`);
+    default:
+      return new HttpError(400, `image_url ${error.message}`);
+  }
+}
+
 /**
- * Downloads `imageUrl` within `timeoutMs` (the whole download, body included), following at most `maxRedirects`
- * redirects and only to http/https (InvalidHttpUrlError otherwise, answered 400). The body is streamed and the
- * download aborted past `maxBytes` (413). Network errors, timeouts and non-2xx answers are 400: the source is bad,
- * not the server.
+ * Downloads `imageUrl` through the outbound guard within `timeoutMs` (the whole download, body included), following
+ * at most `maxRedirects` redirects, only to http/https and only to addresses the policy allows (every hop checked,
+ * the checked address connected to). The body is capped at `maxBytes` (413). Refusals, DNS and connection failures,
+ * time-outs and non-2xx answers are 400 saying why: the source is bad, not the server.
  */
-export async function downloadImage(imageUrl: string, limits: ImageSourceLimits): Promise<DownloadedImage> {
-  let url = parseHttpUrl(imageUrl, 'image_url');
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), limits.timeoutMs);
-  const timeoutError = () =>
-    new HttpError(400, `Image download timed out after ${Math.round(limits.timeoutMs / 1000)} s`);
+export async function downloadImage(
+  imageUrl: string,
+  limits: ImageSourceLimits,
+  policy: OutboundPolicy,
+): Promise<DownloadedImage> {
+  const url = parseHttpUrl(imageUrl, 'image_url');
   try {
-    for (let hop = 0; ; hop++) {
-      let response: Response;
-      try {
-        response = await fetch(url, { redirect: 'manual', signal: controller.signal });
-      } catch {
-        throw controller.signal.aborted
-          ? timeoutError()
-          : new HttpError(400, 'Image could not be downloaded from image_url');
-      }
-      if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
-        await response.body?.cancel();
-        if (hop >= limits.maxRedirects)
-          throw new HttpError(400, `image_url redirected more than ${limits.maxRedirects} times`);
-        url = parseHttpUrl(new URL(response.headers.get('location')!, url).toString(), 'image_url redirect target');
-        continue;
-      }
-      if (!response.ok || !response.body) {
-        await response.body?.cancel();
-        throw new HttpError(400, `image_url answered HTTP ${response.status}`);
-      }
-      const declared = Number(response.headers.get('content-length'));
-      if (Number.isFinite(declared) && declared > limits.maxBytes) {
-        await response.body.cancel();
-        throw tooLarge(limits.maxBytes);
-      }
-      const chunks: Buffer[] = [];
-      let total = 0;
-      const reader = response.body.getReader();
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          total += value.byteLength;
-          if (total > limits.maxBytes) {
-            await reader.cancel();
-            throw tooLarge(limits.maxBytes);
-          }
-          chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
-        }
-      } catch (error) {
-        if (error instanceof HttpError) throw error;
-        throw controller.signal.aborted ? timeoutError() : new HttpError(400, 'Image download from image_url failed');
-      }
-      if (total === 0) throw new HttpError(400, 'image_url returned an empty body');
-      return { bytes: Buffer.concat(chunks, total), finalUrl: url };
+    const response = await outboundRequest(url, {
+      policy,
+      timeoutMs: limits.timeoutMs,
+      maxRedirects: limits.maxRedirects,
+      maxBytes: limits.maxBytes,
+    });
+    if (response.status < 200 || response.status >= 300) {
+      response.discard();
+      throw new HttpError(400, `image_url answered HTTP ${response.status}`);
     }
-  } finally {
-    clearTimeout(timer);
+    const bytes = await response.bytes();
+    if (bytes.length === 0) throw new HttpError(400, 'image_url returned an empty body');
+    return { bytes, finalUrl: response.url };
+  } catch (error) {
+    throw error instanceof OutboundError ? downloadFailure(error, limits) : error;
   }
 }

@@ -4,7 +4,7 @@ import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import { ACCEPTED_IMAGE_EXTENSIONS, detectMediaType, withDetectedExtension } from '../../lib/media/index.js';
 import { MediaCatalogue, type StoredMedia } from '../catalogue.js';
-import { decodeBase64Image, downloadImage } from '../image-source.js';
+import { decodeBase64Image, downloadImage, imageUrlPolicy } from '../image-source.js';
 import type { DataprepServices } from '../services.js';
 import { writeTempMedia } from '../temp-media.js';
 import { newVideoId, safeFilename } from '../video-ids.js';
@@ -27,18 +27,22 @@ export const imageSourceSchema = () =>
     image_url: Joi.string().max(8192).when('type', { is: 'image_url', then: Joi.required() }),
   });
 
-/** Loads the bytes of a typed image source (decode or download, capped). */
+/** Loads the bytes of a typed image source (decode, or download through the outbound guard; capped). */
 export async function loadImageSource(
   services: DataprepServices,
   source: { type: string; image_base64?: string; image_url?: string },
 ): Promise<{ bytes: Buffer; nameHint?: string }> {
   const { limits } = services;
   if (source.type === 'image_base64') return { bytes: decodeBase64Image(source.image_base64!, limits.ingestMaxBytes) };
-  const { bytes, finalUrl } = await downloadImage(source.image_url!, {
-    maxBytes: limits.ingestMaxBytes,
-    timeoutMs: limits.urlTimeoutMs,
-    maxRedirects: limits.urlMaxRedirects,
-  });
+  const { bytes, finalUrl } = await downloadImage(
+    source.image_url!,
+    {
+      maxBytes: limits.ingestMaxBytes,
+      timeoutMs: limits.urlTimeoutMs,
+      maxRedirects: limits.urlMaxRedirects,
+    },
+    imageUrlPolicy(services.config.imageUrlAllow),
+  );
   let name = path.posix.basename(finalUrl.pathname);
   try {
     name = decodeURIComponent(name);

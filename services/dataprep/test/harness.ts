@@ -80,6 +80,8 @@ export async function startHarness(objectStore: ObjectStore): Promise<Harness> {
     ARGUS_DATA_DIR: dataDir,
     ARGUS_MODELS_DIR: await ensureDefaultModels(),
     MM_DATAPREP_TELEMETRY_MAX_RECORDS: '20',
+    // The image servers of the URL tests listen on loopback, refused unless allow-listed.
+    MM_DATAPREP_IMAGE_URL_ALLOW: '127.0.0.1/32',
   };
   const config = loadDataprepConfig(baseEnv);
   const vectors = config.vectors as Extract<DataprepConfig['vectors'], { backend: 'lancedb' }>;

@@ -119,6 +119,8 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
     ARGUS_DATA_DIR: path.join(dir, 'data'),
     ARGUS_MODELS_DIR: await ensureDefaultModels(),
     MM_DATAPREP_INGEST_DATA_ROOT: ingestRoot,
+    // The image servers of the URL items listen on loopback, refused unless allow-listed.
+    MM_DATAPREP_IMAGE_URL_ALLOW: '127.0.0.1/32',
     ...options.env,
   });
   const vectors = config.vectors as Extract<DataprepConfig['vectors'], { backend: 'lancedb' }>;

@@ -66,10 +66,13 @@ export class AllowList {
   }
 }
 
-/** Joi schema of an allow-list setting (comma-separated CIDRs and host names); validates to an AllowList. */
+/**
+ * Joi schema of an allow-list setting (comma-separated CIDRs and host names); validates to an AllowList, and an empty
+ * value to none (undefined), like an unset one.
+ */
 export const envAllowList = () =>
   Joi.string()
-    .allow('')
+    .empty('')
     .custom((value: string, helpers) => {
       try {
         return AllowList.parse(value);
