@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fixtureImage, makeTestVideo } from '../../test/support/media.js';
 import { postForm, postJson } from './test/http-client.js';
+import { TEST_LIMITS } from './test/harness.js';
 import { startJobHarness, type JobBody, type JobHarness } from './test/job-harness.js';
 
 /** A local image server for URL items: a photo, and 404 for anything else. */
@@ -271,6 +272,17 @@ describe('dataprep batch jobs on the embedded control plane', () => {
       expect(await h.objectStore.list('batch-uploads-dup')).toEqual([]);
     });
 
+    it('answers 413 for a file over the upload cap and keeps none of the request', async () => {
+      const oversized = Buffer.concat([videos[2], Buffer.alloc(TEST_LIMITS.uploadMaxBytes)]);
+      const res = await postFiles(`${h.base}/media/upload/batch?bucket_name=batch-uploads-big`, [
+        { bytes: videos[0], filename: 'small.mp4' },
+        { bytes: oversized, filename: 'big.mp4' },
+      ]);
+      expect(res.status).toBe(413);
+      expect((await res.json()).message).toMatch(/^files\[1\] \(big\.mp4\): file too large/);
+      expect(await h.objectStore.list('batch-uploads-big')).toEqual([]);
+    });
+
     it('answers 400 for anything but MP4 and keeps none of the request', async () => {
       const res = await postFiles(`${h.base}/media/upload/batch?bucket_name=batch-uploads-bad`, [
         { bytes: videos[0], filename: 'ok.mp4' },
@@ -332,6 +344,34 @@ describe('dataprep batch jobs on the embedded control plane', () => {
       expect(await h.vectorStore.count({ equals: { bucket_name: 'dir-bucket', zone: 'sidecar-zone' } })).toBe(
         items['cams/lobby.mp4'].embeddings_count,
       );
+    });
+
+    it('fails an item whose file was removed before its turn; the others complete', async () => {
+      const dir = path.join(h.ingestRoot, 'vanish');
+      await mkdir(dir, { recursive: true });
+      for (const [name, n] of [
+        ['a.mp4', 13],
+        ['b.mp4', 14],
+      ] as const) {
+        const video = await makeTestVideo({ seconds: 1, fps: 4, width: 64 + 16 * n, height: 48 });
+        await writeFile(path.join(dir, name), await readFile(video));
+      }
+      const hold = h.gate.hold('a.mp4');
+      const { body } = await submit('/media/ingest-dir', {
+        dir_path: 'vanish',
+        bucket_name: 'dir-vanish',
+        ...noDetection,
+      });
+      await hold.reached;
+      await rm(path.join(dir, 'b.mp4'));
+      hold.release();
+      const done = await h.waitForJob(body.job_id);
+      expect(done).toMatchObject({ state: 'completed_with_errors', completed: 1, failed: 1 });
+      expect(byName(done)['vanish/b.mp4']).toMatchObject({
+        status: 'error',
+        message: 'vanish/b.mp4 is no longer a readable file below the ingest data root',
+      });
+      expect(await h.objectStore.list('dir-vanish')).toHaveLength(1);
     });
 
     it('refuses the whole request (409) when a file is identical to ingested media', async () => {

@@ -51,20 +51,31 @@ function recordResult(resources: ResourceStore, job: IngestJob, result: IngestIt
  * The ingest worker (`argus worker ingest` in the cluster, a registered in-process worker embedded). Shard `index`
  * of `completions` takes the items with `i % completions === index`, in order, one at a time. Before each item it
  * re-reads the job and stops when `spec.cancelRequested` is set; it skips items that already have a result (so a
- * retried or restarted shard resumes); after each item it writes that item's result with conflict retry, so shards
- * finishing together never lose each other's results. An item's failure is its result; the worker itself throws only
+ * retried or restarted shard resumes); after each item it writes that item's result with conflict retry (while the
+ * next item runs), so shards finishing together never lose each other's results. An item's failure is its result; the worker itself throws only
  * when it cannot go on (the resource store failing, or `signal` aborted — the item in progress is then rolled back
  * and left without a result for the next attempt).
  */
 export function ingestWorker(services: DataprepServices, resources: ResourceStore): Worker {
   return async ({ namespace, name, index, completions, signal }) => {
-    for (let i = index; ; i += completions) {
-      signal.throwIfAborted();
-      const job = await resources.get('IngestJob', namespace, name);
-      if (!job || job.spec.cancelRequested || i >= job.spec.items.length) return;
-      if (job.status?.items?.some((r) => r.index === i)) continue;
-      const result = await runItem(services, job, i, signal);
-      await recordResult(resources, job, result);
+    // The result of an item is written while the next item runs, so the store's durable write is not on the items'
+    // path; one write at a time, in item order, and the shard returns only once the last one is stored.
+    let writing: Promise<unknown> = Promise.resolve();
+    try {
+      for (let i = index; ; i += completions) {
+        signal.throwIfAborted();
+        const job = await resources.get('IngestJob', namespace, name);
+        if (!job || job.spec.cancelRequested || i >= job.spec.items.length) return;
+        if (job.status?.items?.some((r) => r.index === i)) continue;
+        const result = await runItem(services, job, i, signal);
+        await writing;
+        const write = recordResult(resources, job, result);
+        // Awaited before the next write or at the end; this only keeps it from counting as unhandled meanwhile.
+        write.catch(() => undefined);
+        writing = write;
+      }
+    } finally {
+      await writing;
     }
   };
 }

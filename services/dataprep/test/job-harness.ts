@@ -31,20 +31,21 @@ export interface Hold {
 export class EmbedGate {
   private readonly holds = new Map<string, { reached: () => void; released: Promise<void> }>();
 
-  /** The next embedding of `videoId` waits until `release()` is called. */
-  hold(videoId: string): Hold {
+  /** The next embedding of `key` (a video id or a file name) waits until `release()` is called. */
+  hold(key: string): Hold {
     let reached!: () => void;
     let release!: () => void;
     const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
     const released = new Promise<void>((resolve) => (release = resolve));
-    this.holds.set(videoId, { reached, released });
+    this.holds.set(key, { reached, released });
     return { reached: reachedPromise, release };
   }
 
   async pass(request: EmbedMediaRequest): Promise<void> {
-    const hold = this.holds.get(request.videoId);
+    const key = this.holds.has(request.videoId) ? request.videoId : request.filename;
+    const hold = this.holds.get(key);
     if (!hold) return;
-    this.holds.delete(request.videoId);
+    this.holds.delete(key);
     hold.reached();
     // A stopping worker aborts the run: the hold gives way as the pipeline itself would.
     const signal = request.signal;
