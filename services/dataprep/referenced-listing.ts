@@ -30,8 +30,19 @@ export async function referencedListing(services: DataprepServices, bucket: stri
   });
 }
 
-/** Stored and referenced entries together, oldest first. */
-export function mergeListings(stored: MediaListingEntry[], referenced: MediaListingEntry[]): MediaListingEntry[] {
+/**
+ * The listing with the bucket's readable referenced media added to `stored`: merged oldest first into a full listing;
+ * after the stored items of the last page of a paged one (`limit`), none on the pages before.
+ */
+export async function withReferencedMedia(
+  services: DataprepServices,
+  bucket: string,
+  stored: MediaListingEntry[],
+  page: { paged: boolean; morePages: boolean },
+): Promise<MediaListingEntry[]> {
+  if (page.morePages) return stored;
+  const referenced = await referencedListing(services, bucket);
+  if (page.paged) return [...stored, ...referenced];
   return [...stored, ...referenced].sort((a, b) => a.creation_ts.localeCompare(b.creation_ts));
 }
 

@@ -26,6 +26,7 @@ export function deleteBucketRoute(services: DataprepServices): RouteSpec {
         (await services.vectorStore.delete(byBucket(bucket))) +
         (await services.textVectorStore.delete(byBucket(bucket)));
       const removed = await services.catalogue.removeBucket(bucket);
+      await services.references.removeBucket(bucket);
       await services.markers.removeBucket(bucket);
       ctx.body = {
         status: 'success',
@@ -54,10 +55,14 @@ export function deleteVideoRoute(services: DataprepServices): RouteSpec {
       const id: string = ctx.state.params.video_id;
       const bucket = resolveBucket(services, ctx.state.params.bucket_name);
       const media = await services.catalogue.find(bucket, id);
-      if (!media) throw new HttpError(404, `Video ${id} not found in bucket ${bucket}`);
+      // A video referenced in place can be deleted even when its file has gone; the file itself is never touched.
+      if (!media && !(await services.references.find(bucket, id))) {
+        throw new HttpError(404, `Video ${id} not found in bucket ${bucket}`);
+      }
       await services.vectorStore.delete(byVideo(bucket, id));
       await services.textVectorStore.delete(byVideo(bucket, id));
       await services.catalogue.removeVideo(bucket, id);
+      await services.references.remove(bucket, id);
       await services.markers.removeVideo(bucket, id);
       ctx.body = { status: 'success', message: `Video ${id} deleted from bucket ${bucket}` };
     },

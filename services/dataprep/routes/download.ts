@@ -2,6 +2,7 @@ import Joi from 'joi';
 import rangeParser from 'range-parser';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import type { ByteRange } from '../../lib/storage/index.js';
+import { referencedDownload, storedDownload } from '../referenced-listing.js';
 import type { DataprepServices } from '../services.js';
 import { bucketName, errorBody, resolveBucket, videoId } from './schemas.js';
 
@@ -49,13 +50,15 @@ export function downloadMediaRoute(services: DataprepServices): RouteSpec {
     handler: async (ctx) => {
       const { video_id: id, download } = ctx.state.query;
       const bucket = resolveBucket(services, ctx.state.query.bucket_name);
-      const media = await services.catalogue.find(bucket, id);
+      const stored = await services.catalogue.find(bucket, id);
+      // Else media referenced in place, its path checked against the ingest root again (gone or moved: 404).
+      const media = stored ? storedDownload(services, stored) : await referencedDownload(services, bucket, id);
       if (!media) throw new HttpError(404, `Video ${id} not found in bucket ${bucket}`);
       const range = media.size > 0 ? requestedRange(ctx.get('range') || undefined, media.size) : undefined;
       if (range === 'unsatisfiable') {
         throw new HttpError(416, 'Requested range not satisfiable', { 'Content-Range': `bytes */${media.size}` });
       }
-      const body = await services.objectStore.get(bucket, media.key, range);
+      const body = await media.open(range);
       ctx.set('Accept-Ranges', 'bytes');
       // Koa's attachment() encodes any filename safely (RFC 6266 / 5987).
       if (download) ctx.attachment(media.filename);

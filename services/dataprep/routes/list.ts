@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import { InvalidPageTokenError, type StoredMedia } from '../catalogue.js';
+import { withReferencedMedia } from '../referenced-listing.js';
 import type { DataprepServices } from '../services.js';
 import { bucketName, errorBody, resolveBucket } from './schemas.js';
 
@@ -60,16 +61,21 @@ export function listMediaRoute(services: DataprepServices): RouteSpec {
     handler: async (ctx) => {
       const bucket = resolveBucket(services, ctx.state.query.bucket_name);
       const { media, nextPageToken } = await listed(services, bucket, ctx.state.query);
+      const stored = media.map((m: StoredMedia) => ({
+        video_id: m.videoId,
+        video_name: m.filename,
+        video_path: `${bucket}/${m.key}`,
+        creation_ts: m.lastModified.toISOString(),
+        stored: true,
+      }));
       ctx.body = {
         status: 'success',
         bucket_name: bucket,
-        videos: media.map((m: StoredMedia) => ({
-          video_id: m.videoId,
-          video_name: m.filename,
-          video_path: `${bucket}/${m.key}`,
-          creation_ts: m.lastModified.toISOString(),
-          stored: true,
-        })),
+        // Media referenced in place (ingest-dir with store_copy=false) whose file is still readable.
+        videos: await withReferencedMedia(services, bucket, stored, {
+          paged: ctx.state.query.limit !== undefined,
+          morePages: nextPageToken !== undefined,
+        }),
         ...(nextPageToken ? { next_page_token: nextPageToken } : {}),
       };
     },
