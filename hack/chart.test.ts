@@ -9,7 +9,7 @@ import YAML from 'yaml';
 import { crdManifests } from '../operator/api/crd-manifests.js';
 import { manifestProblems } from '../operator/api/crd-validation.js';
 import type { CustomResourceDefinition } from '../operator/api/crd.js';
-import { loadOperatorConfig } from '../operator/config.js';
+import { loadClusterOperatorConfig } from '../operator/config.js';
 import { INGEST_WORKER_RULES, OPERATOR_RULES } from '../operator/drivers/kubernetes/rbac.js';
 import { exportedRuleSets, rbacRuleFiles } from './rbac-rule-files.js';
 
@@ -183,7 +183,7 @@ describe('the helm chart', () => {
     expect(envOf(find(manifests, 'Deployment', 'rel-argus-dataprep')).ARGUS_NAMESPACE).toBe('team-a');
   });
 
-  it('passes worker placement to the operator as JSON it can parse (GPU pool)', async () => {
+  it('gives the operator settings its own config accepts: worker placement for a GPU pool, leader election', async () => {
     const manifests = await template(
       'worker.nodeSelector.nvidia\\.com/gpu\\.present=true',
       'worker.tolerations[0].key=nvidia.com/gpu',
@@ -193,28 +193,41 @@ describe('the helm chart', () => {
       'worker.parallelism=4',
       'worker.backoffLimit=6',
       'services.dataprep.envFromSecret=s3-keys',
+      'env.ARGUS_LOG_LEVEL=debug',
     );
-    const vars = envOf(find(manifests, 'Deployment', 'rel-argus-operator'));
-    expect(JSON.parse(vars.ARGUS_WORKER_NODE_SELECTOR!)).toEqual({ 'nvidia.com/gpu.present': 'true' });
-    expect(JSON.parse(vars.ARGUS_WORKER_TOLERATIONS!)).toEqual([
-      { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
-    ]);
-    expect(JSON.parse(vars.ARGUS_WORKER_RESOURCES!)).toEqual({
-      limits: { 'nvidia.com/gpu': '1', memory: '4Gi' },
-      requests: { cpu: '500m', memory: '1Gi' },
+    const operator = find(manifests, 'Deployment', 'rel-argus-operator');
+    const vars = envOf(operator);
+    // The downward API fills ARGUS_POD_NAME in the pod; here it stands for it.
+    expect(operator?.spec.template.spec.containers[0].env).toContainEqual({
+      name: 'ARGUS_POD_NAME',
+      valueFrom: { fieldRef: { fieldPath: 'metadata.name' } },
     });
-    expect(vars).toMatchObject({ ARGUS_INGEST_PARALLELISM: '4', ARGUS_INGEST_BACKOFF_LIMIT: '6' });
-    // What the operator's own config makes of the chart's strings.
-    expect(loadOperatorConfig(vars)).toMatchObject({
+    vars.ARGUS_POD_NAME = 'rel-argus-operator-7d9f-x2x5q';
+    // loadClusterOperatorConfig is what `argus operator` runs: it refuses unknown ARGUS_WORKER_/…_ variables too.
+    const config = loadClusterOperatorConfig(vars);
+    expect(config.operator).toMatchObject({
       ingest: { parallelism: 4, backoffLimit: 6 },
       retention: { count: 200, maxAgeSeconds: 604800 },
     });
-    expect(vars.ARGUS_WORKER_IMAGE).toMatch(/^ghcr\.io\/argus-dev\/argus:/);
-    // The worker builds dataprep's ingest pipeline, so it reads dataprep's configuration.
-    expect(JSON.parse(vars.ARGUS_WORKER_ENV_FROM!)).toEqual([
-      { configMapRef: { name: 'rel-argus-dataprep' } },
-      { secretRef: { name: 's3-keys' } },
-    ]);
+    expect(config.cluster.worker).toEqual({
+      image: 'ghcr.io/argus-dev/argus:0.1.0',
+      command: ['node', '--import', 'tsx', 'bin/argus.ts'],
+      imagePullPolicy: 'IfNotPresent',
+      nodeSelector: { 'nvidia.com/gpu.present': 'true' },
+      tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+      resources: { limits: { 'nvidia.com/gpu': '1', memory: '4Gi' }, requests: { cpu: '500m', memory: '1Gi' } },
+      serviceAccountName: 'rel-argus-ingest-worker',
+      // The worker builds dataprep's ingest pipeline, so it reads dataprep's configuration.
+      envFrom: [{ configMapRef: { name: 'rel-argus-dataprep' } }, { secretRef: { name: 's3-keys' } }],
+      ttlSecondsAfterFinished: 3600,
+    });
+    expect(config.cluster.leaderElection).toMatchObject({
+      enabled: true,
+      leaseName: 'rel-argus-operator',
+      identity: 'rel-argus-operator-7d9f-x2x5q',
+    });
+    expect(config.cluster.http.port).toBe(8080);
+    expect(config.cluster.watchNamespace).toBeUndefined();
   });
 
   it('runs one Deployment and Service per enabled service, listening on the pod IP, in kubernetes mode', async () => {
