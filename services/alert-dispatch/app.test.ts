@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { listen, type RunningServer } from '../lib/http/index.js';
 import { createLogger } from '../lib/log/index.js';
+import { AllowList } from '../lib/outbound/index.js';
 import { createApp } from './app.js';
 import { DedupStore } from './dispatch/dedup.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
@@ -60,7 +61,8 @@ describe('alert dispatch HTTP API', () => {
     const registry = new ToolRegistry(
       [
         logAlertTool(),
-        triggerWebhookTool({}),
+        // The receivers listen on loopback: only 127.0.0.1 is opened to URLs from requests and subscriptions.
+        triggerWebhookTool({ allow: AllowList.parse('127.0.0.1/32') }),
         captureSnapshotTool({ directory: path.join(dir, 'snapshots') }),
         publishMqttTool({ topicTemplate: 'argus/alerts/{source_id}', logger }),
       ],
@@ -139,6 +141,7 @@ describe('alert dispatch HTTP API', () => {
           reason: 'r',
           actions_taken: ['log_alert'],
           tools_requested: ['log_alert'],
+          tool_outcomes: [{ name: 'log_alert', outcome: 'succeeded' }],
           consecutive_count: 1,
           escalated: false,
           snapshot_path: null,
@@ -208,6 +211,77 @@ describe('alert dispatch HTTP API', () => {
     expect(status).toBe(200);
     expect(body.actions_taken).toEqual(['log_alert']);
     expect(body.failed_tools).toEqual([{ name: 'trigger_webhook', error: 'webhook answered 500' }]);
+  });
+
+  it('accounts for every requested tool in the stream event: succeeded, failed, unavailable', async () => {
+    hook.script.push({ status: 500 }, { status: 500 });
+    const { body } = await execute({
+      source_id: 'cam-2',
+      alert_name: 'x',
+      tools: ['log_alert', 'no_such_tool', 'publish_mqtt', 'trigger_webhook'],
+      tool_arguments: { trigger_webhook: { url: hook.url } },
+    });
+    const outcomes = [
+      { name: 'log_alert', outcome: 'succeeded' },
+      { name: 'no_such_tool', outcome: 'unavailable', reason: 'unknown tool' },
+      { name: 'publish_mqtt', outcome: 'unavailable', reason: 'disabled: set MQTT_BROKER' },
+      { name: 'trigger_webhook', outcome: 'failed', reason: 'webhook answered 500' },
+    ];
+    expect(body.tool_outcomes).toEqual(outcomes);
+    expect(events.at(-1)!.data).toMatchObject({
+      actions_taken: ['log_alert'],
+      tools_requested: ['log_alert', 'no_such_tool', 'publish_mqtt', 'trigger_webhook'],
+      tool_outcomes: outcomes,
+    });
+    await execute({ source_id: 'cam-2', alert_name: 'x', answer: 'NO', tools: ['publish_mqtt'] });
+    expect(events.at(-1)!.data.tool_outcomes).toEqual([
+      { name: 'publish_mqtt', outcome: 'skipped', reason: 'answer is NO' },
+    ]);
+  });
+
+  describe('webhook URLs outside WEBHOOK_URL_ALLOW (127.0.0.1/32)', () => {
+    let v4: WebhookReceiver;
+    let v6: WebhookReceiver;
+    beforeAll(async () => {
+      v4 = await startWebhookReceiver('127.0.0.2');
+      v6 = await startWebhookReceiver('::1');
+    });
+    afterAll(async () => {
+      await v4.close();
+      await v6.close();
+    });
+
+    it('fail the tool in a dispatch as "refused" with the reason, connecting nowhere', async () => {
+      const { status, body } = await execute({
+        source_id: 'cam-ssrf',
+        alert_name: 'x',
+        tools: ['log_alert', 'trigger_webhook'],
+        tool_arguments: { trigger_webhook: { url: v6.url } },
+      });
+      expect(status).toBe(200);
+      expect(body.actions_taken).toEqual(['log_alert']);
+      const error = 'refused: ::1 is a loopback address not in WEBHOOK_URL_ALLOW';
+      expect(body.failed_tools).toEqual([{ name: 'trigger_webhook', error }]);
+      expect(events.at(-1)!.data.tool_outcomes).toContainEqual({
+        name: 'trigger_webhook',
+        outcome: 'failed',
+        reason: error,
+      });
+      expect(v6.received).toEqual([]);
+    });
+
+    it('answer a manual invocation 403 naming the refusal, connecting nowhere', async () => {
+      const res = await post('/api/v1/tools/trigger_webhook/invoke', { arguments: { url: `${v4.url}?x=1` } });
+      expect(res.status).toBe(403);
+      expect(await res.json()).toEqual({
+        detail: 'Tool trigger_webhook refused: 127.0.0.2 is a loopback address not in WEBHOOK_URL_ALLOW',
+      });
+      const mapped = await post('/api/v1/tools/trigger_webhook/invoke', {
+        arguments: { url: `http://[::ffff:127.0.0.2]:${new URL(v4.url).port}/hook` },
+      });
+      expect(mapped.status).toBe(403);
+      expect(v4.received).toEqual([]);
+    });
   });
 
   it('suppresses duplicates inside the subscription window, per the listed fields', async () => {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import Joi from 'joi';
 import { envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig } from '../lib/config/index.js';
+import { AllowList, envAllowList } from '../lib/outbound/index.js';
 
 /** Validated settings of the alert dispatch service. */
 export interface AlertDispatchConfig {
@@ -13,6 +14,8 @@ export interface AlertDispatchConfig {
   subscriptionsFile?: string;
   snapshotDir: string;
   webhookUrl?: string;
+  /** Where a webhook URL from tool_arguments may go (WEBHOOK_URL_ALLOW); nowhere by default. */
+  webhookUrlAllow: AllowList;
   mqttBroker?: string;
   mqttTopic: string;
   mcpConfigFile?: string;
@@ -44,6 +47,7 @@ const schema = Joi.object({
   ALERT_SUBSCRIPTIONS_FILE: Joi.string(),
   ALERT_SNAPSHOT_DIR: Joi.string(),
   WEBHOOK_URL: httpUrl(),
+  WEBHOOK_URL_ALLOW: envAllowList(),
   MQTT_BROKER: Joi.string().uri({ scheme: ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'] }),
   ALERT_MQTT_TOPIC: Joi.string().default('argus/alerts/{source_id}'),
   ALERT_MCP_CONFIG_FILE: Joi.string(),
@@ -74,6 +78,7 @@ export function loadAlertDispatchConfig(env: NodeJS.ProcessEnv): AlertDispatchCo
     subscriptionsFile: c.ALERT_SUBSCRIPTIONS_FILE,
     snapshotDir: c.ALERT_SNAPSHOT_DIR ?? path.join(platform.dataDir, 'snapshots'),
     webhookUrl: c.WEBHOOK_URL,
+    webhookUrlAllow: c.WEBHOOK_URL_ALLOW ?? AllowList.EMPTY,
     mqttBroker: c.MQTT_BROKER,
     mqttTopic: c.ALERT_MQTT_TOPIC,
     mcpConfigFile: c.ALERT_MCP_CONFIG_FILE,

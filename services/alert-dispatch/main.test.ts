@@ -186,6 +186,19 @@ describe('alert dispatch configuration (the platform settings and the contract-n
     ).toThrow(/WEBHOOK_ULR is not a known setting[\s\S]*MQTT_BROKR is not a known setting[\s\S]*LLM_BASE_ULR/);
   });
 
+  it('reads WEBHOOK_URL_ALLOW (empty by default) and names a bad entry', () => {
+    expect(loadAlertDispatchConfig({}).webhookUrlAllow.entries).toEqual([]);
+    const allow = loadAlertDispatchConfig({ WEBHOOK_URL_ALLOW: '10.0.0.0/8,hooks.internal' }).webhookUrlAllow;
+    expect([allow.hasAddress('10.1.1.1'), allow.hasHost('hooks.internal'), allow.hasHost('x.internal')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    expect(() => loadAlertDispatchConfig({ WEBHOOK_URL_ALLOW: 'http://x' })).toThrow(
+      /WEBHOOK_URL_ALLOW.*"http:\/\/x" is neither a CIDR, an IP address nor a host name/,
+    );
+  });
+
   it('reads the dispatch queue limits and the drain grace', () => {
     expect(loadAlertDispatchConfig({})).toMatchObject({
       queue: { concurrency: 16, maxLength: 128 },

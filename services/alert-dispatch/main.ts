@@ -48,7 +48,7 @@ export async function startAlertDispatch(
   const registry = new ToolRegistry(
     [
       logAlertTool(),
-      triggerWebhookTool({ defaultUrl: config.webhookUrl }),
+      triggerWebhookTool({ defaultUrl: config.webhookUrl, allow: config.webhookUrlAllow }),
       captureSnapshotTool({ directory: config.snapshotDir, now: clock }),
       mqtt,
     ],

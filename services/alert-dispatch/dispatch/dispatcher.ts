@@ -1,3 +1,4 @@
+import { roundMs } from '../../lib/http/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { DispatchTool } from '../tools/tool.js';
@@ -6,7 +7,7 @@ import { isoWithOffset, systemClock, type Clock } from './clock.js';
 import type { DedupStore } from './dedup.js';
 import { resolvePlan, type SubscriptionDefaults } from './resolve-tools.js';
 import { DEFAULT_RETRY_POLICY, runTool, type RetryPolicy } from './run-tool.js';
-import type { ActionRequest, DispatchResult, ToolRunResult } from './types.js';
+import type { ActionRequest, DispatchResult, ToolOutcome, ToolRunResult } from './types.js';
 
 /** Where dispatch results are announced (the SSE/WebSocket event hub). */
 export interface EventPublisher {
@@ -33,15 +34,31 @@ export interface DispatcherDeps {
 
 const SNAPSHOT_TOOL = 'capture_snapshot';
 
-/** Adds a tool run to the result: its name to actions_taken, or its error to failed_tools. */
+/** Adds a tool run to the result: its name to actions_taken, or its error to failed_tools; and its outcome. */
 function record(result: DispatchResult, run: ToolRunResult): void {
-  if (run.success) result.actions_taken.push(run.name);
-  else result.failed_tools.push({ name: run.name, error: run.error ?? 'failed' });
+  if (run.success) {
+    result.actions_taken.push(run.name);
+    result.tool_outcomes.push({ name: run.name, outcome: 'succeeded' });
+  } else {
+    const error = run.error ?? 'failed';
+    result.failed_tools.push({ name: run.name, error });
+    result.tool_outcomes.push({ name: run.name, outcome: 'failed', reason: error });
+  }
+}
+
+/** Every requested tool without an outcome yet is `skipped` for `reason`; outcomes are put in requested order. */
+function settleOutcomes(result: DispatchResult, reason: string): void {
+  const known = result.tool_outcomes;
+  // One tool that ran (the common case) is in order already.
+  if (known.length === 1 && result.tools_requested.length === 1) return;
+  result.tool_outcomes = result.tools_requested.map(
+    (name): ToolOutcome => known.find((o) => o.name === name) ?? { name, outcome: 'skipped', reason },
+  );
 }
 
 /** Stamps the dispatch duration (0.1 ms resolution) and returns the result. */
 function finish(result: DispatchResult, started: number): DispatchResult {
-  result.duration_ms = Math.round((performance.now() - started) * 10) / 10;
+  result.duration_ms = roundMs(performance.now() - started);
   return result;
 }
 
@@ -109,10 +126,12 @@ export class Dispatcher {
       mode: 'none',
       tools_requested: plan.tools,
       failed_tools: [],
+      tool_outcomes: [],
     };
 
     if (request.answer === 'NO') {
       result.suppressed = 'answer_no';
+      settleOutcomes(result, 'answer is NO');
       this.publish(request, plan.escalated, finish(result, started));
       return result;
     }
@@ -125,6 +144,7 @@ export class Dispatcher {
     if (verdict.duplicate) {
       logger.info('duplicate alert suppressed', { event_id: request.event_id, alert_name: request.alert_name });
       result.suppressed = 'duplicate';
+      settleOutcomes(result, 'duplicate inside the dedup window');
       return finish(result, started);
     }
     try {
@@ -134,11 +154,17 @@ export class Dispatcher {
         const tool = this.deps.registry.get(name);
         if (!tool) {
           logger.warn('unknown tool skipped', { tool: name, event_id: request.event_id });
+          result.tool_outcomes.push({ name, outcome: 'unavailable', reason: 'unknown tool' });
         } else if (!tool.runnable(plan.toolArguments[name] ?? {})) {
           logger.warn('disabled tool skipped', {
             tool: name,
             event_id: request.event_id,
             requires_env: tool.requiresEnv,
+          });
+          result.tool_outcomes.push({
+            name,
+            outcome: 'unavailable',
+            reason: `disabled: set ${tool.requiresEnv.join(', ')}`,
           });
         } else if (tool.name === SNAPSHOT_TOOL) {
           snapshotTool = tool;
@@ -178,6 +204,7 @@ export class Dispatcher {
           : await Promise.all(selected.map(({ tool, args }) => this.runOne(tool, args, request, result)));
       // Keep the resolved order in actions_taken, not completion order.
       for (const outcome of outcomes) record(result, outcome);
+      settleOutcomes(result, 'not chosen by the agent');
       finish(result, started);
       this.publish(request, plan.escalated, result);
       return result;
@@ -213,6 +240,8 @@ export class Dispatcher {
         reason: request.reason,
         actions_taken: result.actions_taken,
         tools_requested: result.tools_requested,
+        // Beyond the contract's fields: what became of each requested tool, so none vanishes from the stream.
+        tool_outcomes: result.tool_outcomes,
         consecutive_count: request.consecutive_count,
         escalated,
         snapshot_path: result.snapshot_path,

@@ -1,5 +1,6 @@
+import { roundMs } from '../../lib/http/index.js';
 import type { Logger } from '../../lib/log/index.js';
-import { ToolError, type DispatchTool, type ToolContext, type ToolOutput } from '../tools/tool.js';
+import { ToolError, ToolRefusal, type DispatchTool, type ToolContext, type ToolOutput } from '../tools/tool.js';
 import type { ActionRequest, ToolRunResult } from './types.js';
 
 /** Sleeps `ms`, waking early (rejecting) when `signal` aborts. */
@@ -55,7 +56,7 @@ function abortMessage(signal: AbortSignal): string {
 
 /** Milliseconds since `started` at 0.1 ms resolution. */
 function elapsedMs(started: number): number {
-  return Math.round((performance.now() - started) * 10) / 10;
+  return roundMs(performance.now() - started);
 }
 
 /**
@@ -180,7 +181,15 @@ export async function runTool(tool: DispatchTool, input: RunToolInput): Promise<
           attempts: n,
           error: lastError,
         });
-        return { name: tool.name, success: false, attempts: n, duration_ms: elapsedMs(started), error: lastError };
+        const failed: ToolRunResult = {
+          name: tool.name,
+          success: false,
+          attempts: n,
+          duration_ms: elapsedMs(started),
+          error: lastError,
+        };
+        if (err instanceof ToolRefusal) failed.refused = true;
+        return failed;
       }
       const backoff = policy.baseDelayMs * 2 ** (n - 1) * (0.8 + Math.random() * 0.4);
       const delay = Math.min(

@@ -62,7 +62,19 @@ export interface ToolRunResult {
   attempts: number;
   duration_ms: number;
   error?: string;
+  /** The tool refused to act (a webhook URL outside WEBHOOK_URL_ALLOW): nothing was sent anywhere. */
+  refused?: boolean;
   output?: Record<string, unknown>;
+}
+
+/**
+ * What became of one requested tool: it succeeded, failed (reason: its error), was unavailable (reason: unknown or
+ * disabled) or was skipped (reason: answer NO, a duplicate, or the agent did not choose it).
+ */
+export interface ToolOutcome {
+  name: string;
+  outcome: 'succeeded' | 'failed' | 'unavailable' | 'skipped';
+  reason?: string;
 }
 
 /** What a dispatch returns: the contract's action response plus diagnostic fields. */
@@ -79,4 +91,6 @@ export interface DispatchResult {
   mode: 'agent' | 'rules' | 'none';
   tools_requested: string[];
   failed_tools: Array<{ name: string; error: string }>;
+  /** One entry per `tools_requested`, same order: no requested tool goes unaccounted for. */
+  tool_outcomes: ToolOutcome[];
 }

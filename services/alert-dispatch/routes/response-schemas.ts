@@ -4,6 +4,17 @@ import { detailStyle } from '../../lib/http/index.js';
 /** Body of every error answer, as the service's ErrorStyle renders it. */
 export const errorBody = detailStyle().body;
 
+/** What became of each requested tool; the `alert_action` stream event carries the same list. */
+export const toolOutcomes = Joi.array()
+  .items(
+    Joi.object({
+      name: Joi.string(),
+      outcome: Joi.string().valid('succeeded', 'failed', 'unavailable', 'skipped'),
+      reason: Joi.string().description('Why it failed, was unavailable (unknown or disabled) or was skipped'),
+    }),
+  )
+  .description('One entry per tools_requested, same order');
+
 /** The action response. */
 export const actionResponseBody = Joi.object({
   event_id: Joi.string(),
@@ -19,6 +30,7 @@ export const actionResponseBody = Joi.object({
     .items(Joi.string())
     .description('Resolved tool list (request, subscription, fallback, escalation)'),
   failed_tools: Joi.array().items(Joi.object({ name: Joi.string(), error: Joi.string() })),
+  tool_outcomes: toolOutcomes,
 });
 
 /** The flexible alert response. */

@@ -104,11 +104,16 @@ export function toolRoutes(deps: ToolRouteDeps): RouteSpec[] {
       summary: 'Manually invoke a built-in tool',
       description:
         'Runs one built-in tool once (same time-out and retries as a dispatch) for the given alert. 200 with ' +
-        '`success` false when the tool ran and failed. MCP tools are invoked through /api/v1/mcp/tools/{name}/invoke.',
+        '`success` false when the tool ran and failed; 403 when it refused its arguments (a webhook URL outside ' +
+        'WEBHOOK_URL_ALLOW) and sent nothing. MCP tools are invoked through /api/v1/mcp/tools/{name}/invoke.',
       tags: ['tools'],
       request: { params: Joi.object({ name: toolNameSchema.required() }), body: invokeBody },
       responses: {
         200: { description: 'The tool ran', schema: invokeResult },
+        403: {
+          description: 'The tool refused its arguments and sent nothing (a webhook URL outside WEBHOOK_URL_ALLOW)',
+          schema: errorBody,
+        },
         404: { description: 'No built-in tool of that name', schema: errorBody },
         409: { description: 'The tool is disabled (its environment variable is not set)', schema: errorBody },
         422: { description: 'Invalid body', schema: errorBody },
@@ -138,6 +143,7 @@ export function toolRoutes(deps: ToolRouteDeps): RouteSpec[] {
           policy: deps.policy,
           signal: deps.shutdown,
         });
+        if (r.refused) throw new HttpError(403, `Tool ${name} ${r.error}`);
         ctx.body = {
           tool: name,
           success: r.success,

@@ -22,8 +22,8 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-/** Starts a webhook receiver on an ephemeral port. */
-export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+/** Starts a webhook receiver on an ephemeral port of `host` (a loopback address; 127.0.0.1 by default). */
+export async function startWebhookReceiver(host = '127.0.0.1'): Promise<WebhookReceiver> {
   const received: WebhookReceiver['received'] = [];
   const script: ScriptedAnswer[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
@@ -50,10 +50,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/hook`,
     received,
     script,
     hold: () => {

@@ -53,6 +53,14 @@ export class ToolError extends Error {
   }
 }
 
+/** A tool that refuses to act on its arguments (a webhook URL the policy refuses): never retried, nothing sent. */
+export class ToolRefusal extends ToolError {
+  constructor(message: string) {
+    super(message, false);
+    this.name = 'ToolRefusal';
+  }
+}
+
 /** The alert fields tools send to the outside (webhook body, MQTT message): never the payload bytes. */
 export function alertSummary(request: ActionRequest, snapshotPath: string | null): Record<string, unknown> {
   return {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import mqtt from 'mqtt';
 import { createLogger } from '../../lib/log/index.js';
+import { AllowList } from '../../lib/outbound/index.js';
 import { runTool, type RetryPolicy } from '../dispatch/run-tool.js';
 import type { ActionRequest } from '../dispatch/types.js';
 import { startTestBroker, type TestBroker } from '../testing/mqtt-broker.js';
@@ -16,6 +17,8 @@ import { fixtureImage } from '../../../test/support/fixtures.js';
 import { captureLogs, logsWritten } from '../../../test/support/logs.js';
 
 const logger = createLogger({ service: 'test', level: 'error', json: true });
+/** The receivers listen on 127.0.0.1: per-request webhook URLs reach only what WEBHOOK_URL_ALLOW lists. */
+const LOOPBACK_ONE = AllowList.parse('127.0.0.1/32');
 const JPEG = fixtureImage('person_multi_det.jpg');
 
 const request = (over: Partial<ActionRequest> = {}): ActionRequest => ({
@@ -53,7 +56,7 @@ describe('trigger_webhook', () => {
   afterAll(() => hook.close());
 
   it('posts the alert summary (no payload bytes) to the per-request url even without WEBHOOK_URL', async () => {
-    const tool = triggerWebhookTool({});
+    const tool = triggerWebhookTool({ allow: LOOPBACK_ONE });
     expect(tool.enabled()).toBe(false);
     expect(tool.runnable({})).toBe(false);
     expect(tool.runnable({ url: hook.url })).toBe(true);
@@ -113,7 +116,7 @@ describe('trigger_webhook', () => {
   });
 
   it('refuses non-http urls and reports unreachable hosts as retryable failures', async () => {
-    const tool = triggerWebhookTool({});
+    const tool = triggerWebhookTool({ allow: LOOPBACK_ONE });
     const { policy } = recordingPolicy({ maxAttempts: 2 });
     const file = await runTool(tool, {
       request: request(),
@@ -122,7 +125,7 @@ describe('trigger_webhook', () => {
       logger,
       policy,
     });
-    expect(file).toMatchObject({ success: false, attempts: 1, error: 'webhook url must be http or https' });
+    expect(file).toMatchObject({ success: false, attempts: 1, error: 'webhook url must use http or https' });
     const closed = await runTool(tool, {
       request: request(),
       args: { url: 'http://127.0.0.1:1/x' },
@@ -130,7 +133,59 @@ describe('trigger_webhook', () => {
       logger,
       policy,
     });
-    expect(closed).toMatchObject({ success: false, attempts: 2 });
+    expect(closed).toMatchObject({
+      success: false,
+      attempts: 2,
+      error: 'webhook unreachable: connection to 127.0.0.1:1 failed (ECONNREFUSED)',
+    });
+  });
+
+  describe('address guard (WEBHOOK_URL_ALLOW=127.0.0.1/32)', () => {
+    let v4: WebhookReceiver;
+    let v6: WebhookReceiver;
+    beforeAll(async () => {
+      v4 = await startWebhookReceiver('127.0.0.2');
+      v6 = await startWebhookReceiver('::1');
+    });
+    afterAll(async () => {
+      await v4.close();
+      await v6.close();
+    });
+
+    const run = (tool: ReturnType<typeof triggerWebhookTool>, args: Record<string, unknown>) =>
+      runTool(tool, { request: request(), args, snapshotPath: null, logger, policy: recordingPolicy().policy });
+
+    it('refuses a per-request url outside the allow-list once, without connecting, and says why', async () => {
+      const resolve = async () => [{ address: '127.0.0.2', family: 4 as const }];
+      const tool = triggerWebhookTool({ allow: LOOPBACK_ONE, resolve });
+      expect(await run(tool, { url: v4.url })).toEqual({
+        name: 'trigger_webhook',
+        success: false,
+        refused: true,
+        attempts: 1,
+        duration_ms: expect.any(Number),
+        error: 'refused: 127.0.0.2 is a loopback address not in WEBHOOK_URL_ALLOW',
+      });
+      expect((await run(tool, { url: v6.url })).error).toBe(
+        'refused: ::1 is a loopback address not in WEBHOOK_URL_ALLOW',
+      );
+      const named = await run(tool, { url: `http://hooks.test:${new URL(v4.url).port}/hook` });
+      expect(named.error).toBe(
+        'refused: hooks.test resolves to 127.0.0.2, a loopback address not in WEBHOOK_URL_ALLOW',
+      );
+      // Nothing allow-listed: even 127.0.0.1 is refused.
+      const closedByDefault = await run(triggerWebhookTool({}), { url: hook.url });
+      expect(closedByDefault.error).toBe('refused: 127.0.0.1 is a loopback address not in WEBHOOK_URL_ALLOW');
+      expect([v4.received.length, v6.received.length]).toEqual([0, 0]);
+    });
+
+    it('always reaches WEBHOOK_URL, wherever it points, but nothing else there', async () => {
+      const tool = triggerWebhookTool({ defaultUrl: v4.url, allow: LOOPBACK_ONE });
+      expect(await run(tool, {})).toMatchObject({ success: true, output: { status: 200 } });
+      expect(await run(tool, { url: v4.url })).toMatchObject({ success: true }); // the configured URL itself
+      expect(await run(tool, { url: `${v4.url}/other` })).toMatchObject({ refused: true });
+      expect(v4.received.map((r) => r.path)).toEqual(['/hook', '/hook']);
+    });
   });
 
   it('parses Retry-After seconds and dates', () => {
