@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * The `argus` command line: `up` (every service embedded in one process), `serve <service>`, `models import`.
+ * The `argus` command line: `up` (every service embedded in one process), `serve <service>`, `models import`,
+ * `operator` and `worker` (cluster mode).
  */
 import { ConfigError, loadConfig, platformEnvSchema, toPlatformConfig } from '../services/lib/config/index.js';
 import type { PlatformConfig } from '../services/lib/config/index.js';
@@ -10,6 +11,7 @@ import { importDefaultModels } from '../services/lib/inference/import/index.js';
 import { createLogger } from '../services/lib/log/index.js';
 import { loadOperatorConfig } from '../operator/config.js';
 import { openServiceControlPlane } from '../operator/service-control-plane.js';
+import type { WorkerStarter } from '../operator/worker-command.js';
 import { SERVICES, type StartedService } from './services.js';
 
 const USAGE = `usage: argus <command>
@@ -18,6 +20,9 @@ const USAGE = `usage: argus <command>
   serve <service>       start one service (${Object.keys(SERVICES).join(', ')})
   models import [--force]
                         import the default offline models into ARGUS_MODELS_DIR
+  operator              run the controllers against a Kubernetes API server (leader election, /healthz /readyz /metrics)
+  worker ingest --job <namespace>/<name> [--index <i>] [--completions <n>]
+                        run one shard of an IngestJob (index defaults to JOB_COMPLETION_INDEX)
 `;
 
 function platform(): PlatformConfig {
@@ -59,10 +64,45 @@ async function serve(names: string[]): Promise<void> {
   logger.info('argus is up', { services: names, controlPlane: cfg.controlPlane, namespace: cfg.namespace });
 }
 
+async function operator(): Promise<void> {
+  const cfg = platform();
+  const logger = createLogger({ service: 'operator', level: cfg.logLevel, json: cfg.logJson });
+  // Loaded only here: the embedded commands never pay for the Kubernetes client.
+  const { startOperator } = await import('../operator/main.js');
+  const running = await startOperator(process.env, logger);
+  onShutdownSignal(logger, () => running.close(), cfg.shutdownGraceMs);
+}
+
+async function worker(args: string[]): Promise<void> {
+  const cfg = platform();
+  const logger = createLogger({ service: 'worker', level: cfg.logLevel, json: cfg.logJson });
+  const { runWorker, WorkerUsageError } = await import('../operator/worker-command.js');
+  // SIGTERM (pod deletion, eviction) stops the shard between items; what it left undone runs again on a retry.
+  const stop = new AbortController();
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop.abort());
+  const starters: Record<string, WorkerStarter> = {
+    ingest: async (env, resources, log) => {
+      const { startIngestWorker } = await import('../services/dataprep/ingest-worker/start-ingest-worker.js');
+      return startIngestWorker(env as NodeJS.ProcessEnv, resources, log);
+    },
+  };
+  try {
+    await runWorker(args, process.env, logger, starters, stop.signal);
+  } catch (error) {
+    if (!(error instanceof WorkerUsageError)) throw error;
+    process.stderr.write(`argus worker: ${error.message}\n${USAGE}`);
+    process.exit(2);
+  }
+  // Exit now that the shard is done, whatever the libraries left open: the Job counts this pod as succeeded.
+  process.exit(0);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'up') return serve(Object.keys(SERVICES));
   if (command === 'serve' && rest.length === 1 && rest[0] in SERVICES) return serve(rest);
+  if (command === 'operator' && rest.length === 0) return operator();
+  if (command === 'worker') return worker(rest);
   if (command === 'models' && rest[0] === 'import') {
     const cfg = platform();
     const logger = createLogger({ service: 'argus', level: cfg.logLevel, json: cfg.logJson });

@@ -26,6 +26,8 @@ export interface InformerOptions {
   /** Asked of the server for every watch, so that a watch never hangs on a dead connection for ever. */
   timeoutSeconds: number;
   backoff: RestartBackoff;
+  /** Only objects with these labels (e.g. `app.kubernetes.io/managed-by=argus-operator`). */
+  labelSelector?: string;
 }
 
 /** client-node's Watch, asking for bookmarks (its ListWatch does not) and a server-side timeout on every watch. */
@@ -81,7 +83,8 @@ export class RestartingInformer<T extends KubernetesObject> {
       this.listedOnce = true;
       return result;
     };
-    this.listWatch = new ListWatch<T>(path, new BookmarkWatch(config, options.timeoutSeconds), listed, false);
+    const watch = new BookmarkWatch(config, options.timeoutSeconds);
+    this.listWatch = new ListWatch<T>(path, watch, listed, false, options.labelSelector);
     this.listWatch.on('add', (o) => this.deliver(() => handlers.added(o)));
     this.listWatch.on('update', (o) => this.deliver(() => handlers.modified(o)));
     this.listWatch.on('delete', (o) => this.deliver(() => handlers.deleted(o)));

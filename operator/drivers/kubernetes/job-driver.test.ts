@@ -188,4 +188,24 @@ describe('JobWorkloadDriver at the HTTP boundary', () => {
     expect(await driver.inspect(again)).toBeUndefined();
     await expect(driver.ensure(again, SPEC)).rejects.toThrow(/earlier IngestJob/);
   });
+
+  it('tells listeners of changes of its Jobs (watched by label), so controllers need not wait for a resync', async () => {
+    const seen: string[] = [];
+    let resolveSeen!: () => void;
+    const complete = new Promise<void>((r) => (resolveSeen = r));
+    const stop = driver.onChange((o) => {
+      seen.push(`${o.kind} ${o.namespace}/${o.name}`);
+      if (seen.length === 2) resolveSeen();
+    });
+    await fake.waitForRequest((r) => r.path === '/apis/batch/v1/jobs' && r.query.watch === 'true');
+    // Not the operator's: no owner to tell.
+    fake.put('batch', 'jobs', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'other', namespace: 'media' } });
+    await driver.ensure(owner, SPEC);
+    fake.setJobStatus('media', jobName(owner), { succeeded: 3 });
+    await complete;
+    expect(seen).toEqual(['IngestJob media/job-a', 'IngestJob media/job-a']);
+    const watch = fake.requests.find((r) => r.query.watch === 'true')!;
+    expect(watch.query.labelSelector).toBe('app.kubernetes.io/managed-by=argus-operator');
+    stop();
+  });
 });

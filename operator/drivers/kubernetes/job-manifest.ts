@@ -23,6 +23,8 @@ export interface WorkerPodTemplate {
 export const MAX_COMPLETIONS = 10_000;
 const MAX_JOB_NAME = 63 - 1 - String(MAX_COMPLETIONS - 1).length;
 const LABEL_MAX = 63;
+/** `app.kubernetes.io/managed-by` of every Job the operator makes (the driver watches Jobs by it). */
+export const MANAGED_BY = 'argus-operator';
 
 /** A DNS-1123 label of at most `max` characters: short names as they are, long ones cut and given a hash suffix. */
 function boundedLabel(value: string, max: number): string {
@@ -46,7 +48,7 @@ export function jobLabels(owner: AnyResource, worker: string): Record<string, st
   return {
     'app.kubernetes.io/name': 'argus',
     'app.kubernetes.io/component': `${worker}-worker`,
-    'app.kubernetes.io/managed-by': 'argus-operator',
+    'app.kubernetes.io/managed-by': MANAGED_BY,
     'argus.dev/kind': owner.kind,
     'argus.dev/name': boundedLabel(owner.metadata.name, LABEL_MAX),
   };

@@ -11,15 +11,16 @@ const PLURALS = Object.values(RESOURCES).map((r) => r.plural);
 
 /**
  * What `argus operator` calls, and nothing more (the fake API server refuses anything else in the driver tests):
- * the controllers read and watch the kinds, the IngestJob controller deletes finished jobs (retention); status goes
- * through the status subresource; blockOwnerDeletion on the Jobs needs `update` on the owner's finalizers; the Job
- * driver creates, reads and deletes Jobs; the leader elector reads, creates and renews its Lease.
+ * the controllers get, list and watch the kinds, the IngestJob controller deletes finished jobs (retention); status
+ * goes through the status subresource (PUT); blockOwnerDeletion on the Jobs needs `update` on the owner's finalizers;
+ * the Job driver creates, reads, watches (to wake the controllers) and deletes Jobs; the leader elector reads, creates and renews its Lease. No
+ * controller writes spec or metadata, patches, or records Events today: add the verbs with the code that needs them.
  */
 export const OPERATOR_RULES: PolicyRule[] = [
-  { apiGroups: [GROUP], resources: PLURALS, verbs: ['get', 'list', 'watch', 'update', 'delete'] },
+  { apiGroups: [GROUP], resources: PLURALS, verbs: ['get', 'list', 'watch', 'delete'] },
   { apiGroups: [GROUP], resources: PLURALS.map((p) => `${p}/status`), verbs: ['update'] },
   { apiGroups: [GROUP], resources: PLURALS.map((p) => `${p}/finalizers`), verbs: ['update'] },
-  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'delete'] },
+  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list', 'watch', 'delete'] },
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
 ];
 
@@ -27,6 +28,14 @@ export const OPERATOR_RULES: PolicyRule[] = [
 export const INGEST_WORKER_RULES: PolicyRule[] = [
   { apiGroups: [GROUP], resources: ['ingestjobs'], verbs: ['get'] },
   { apiGroups: [GROUP], resources: ['ingestjobs/status'], verbs: ['update'] },
+];
+
+/**
+ * What dataprep calls when its resources live in the API server (ARGUS_CONTROL_PLANE=kubernetes): it creates an
+ * IngestJob per batch, reads it for GET /media/jobs/{id}, and sets spec.cancelRequested for DELETE.
+ */
+export const DATAPREP_RULES: PolicyRule[] = [
+  { apiGroups: [GROUP], resources: ['ingestjobs'], verbs: ['create', 'get', 'update'] },
 ];
 
 /** Whether `rules` allow `verb` on `resource` (`plural` or `plural/subresource`) of `apiGroup`; `*` matches all. */

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { describeResourceStoreContract, EventLog, newIngestJob } from '../../ports/resource-store.contract.js';
 import { ConflictError, updateStatusWithRetry } from '../../ports/index.js';
-import { INGEST_WORKER_RULES, OPERATOR_RULES } from './rbac.js';
+import { DATAPREP_RULES, INGEST_WORKER_RULES, OPERATOR_RULES } from './rbac.js';
 import { KubernetesResourceStore } from './resource-store.js';
 import { FakeApiServer } from './testing/fake-api-server.js';
 
@@ -18,7 +18,12 @@ describe('KubernetesResourceStore at the HTTP boundary', () => {
   let store: KubernetesResourceStore;
 
   beforeEach(async () => {
-    fake = await FakeApiServer.start({ admin: 'admin', operator: OPERATOR_RULES, worker: INGEST_WORKER_RULES });
+    fake = await FakeApiServer.start({
+      admin: 'admin',
+      operator: OPERATOR_RULES,
+      worker: INGEST_WORKER_RULES,
+      dataprep: DATAPREP_RULES,
+    });
     store = new KubernetesResourceStore(fake.kubeConfig('admin'), { restartBackoff: BACKOFF });
   });
   afterEach(() => fake.close());
@@ -164,7 +169,7 @@ describe('KubernetesResourceStore at the HTTP boundary', () => {
     await watch.stop();
   });
 
-  it('needs no more than OPERATOR_RULES for what the operator does, and the worker no more than INGEST_WORKER_RULES', async () => {
+  it('needs no more than OPERATOR_RULES, INGEST_WORKER_RULES and DATAPREP_RULES for what each does', async () => {
     const created = await store.create('IngestJob', newIngestJob('job-a'));
     const operator = new KubernetesResourceStore(fake.kubeConfig('operator'), { restartBackoff: BACKOFF });
     const log = new EventLog<'IngestJob'>();
@@ -172,8 +177,12 @@ describe('KubernetesResourceStore at the HTTP boundary', () => {
     await log.waitFor(1);
     await operator.list('IngestJob');
     const running = await operator.updateStatus('IngestJob', { ...created, status: { state: 'running' } });
-    await operator.update('IngestJob', { ...running, metadata: { ...running.metadata, labels: { a: 'b' } } });
     await watch.stop();
+
+    // dataprep: creates, reads, cancels.
+    const dataprep = new KubernetesResourceStore(fake.kubeConfig('dataprep'));
+    await dataprep.create('IngestJob', newIngestJob('job-c'));
+    await dataprep.update('IngestJob', { ...running, spec: { ...running.spec, cancelRequested: true } });
 
     const worker = new KubernetesResourceStore(fake.kubeConfig('worker'));
     await updateStatusWithRetry(worker, 'IngestJob', 'default', 'job-a', (latest) => ({ ...latest.status, total: 2 }));
@@ -181,7 +190,10 @@ describe('KubernetesResourceStore at the HTTP boundary', () => {
     await expect(worker.delete('IngestJob', 'default', 'job-a')).rejects.toThrow(/HTTP 403 Forbidden/);
     await expect(operator.create('IngestJob', newIngestJob('job-b'))).rejects.toThrow(/HTTP 403 Forbidden/);
     expect(await operator.delete('IngestJob', 'default', 'job-a')).toBe(true);
+    await expect(
+      operator.update('IngestJob', { ...running, metadata: { ...running.metadata, labels: { a: 'b' } } }),
+    ).rejects.toThrow(/HTTP 403 Forbidden/);
     const forbidden = fake.requests.filter((r) => r.status === 403).map((r) => `${r.user} ${r.method}`);
-    expect(forbidden).toEqual(['worker GET', 'worker DELETE', 'operator POST']);
+    expect(forbidden).toEqual(['worker GET', 'worker DELETE', 'operator POST', 'operator PUT']);
   });
 });

@@ -66,6 +66,7 @@ interface StoredEvent {
 
 interface OpenWatch {
   typeKey: string;
+  labelSelector?: string;
   namespace?: string;
   bookmarks: boolean;
   /** Events no longer reach it (a stalled connection). */
@@ -520,7 +521,7 @@ export class FakeApiServer {
     const fail = (problem: Problem) => ({ code: problem.code, body: status(problem, { name: route.name }) });
     switch (verb) {
       case 'list':
-        return { code: 200, body: this.listBody(type, ns) };
+        return { code: 200, body: this.listBody(type, ns, req.query.labelSelector) };
       case 'watch':
         this.openWatch(type, ns, req.query, res);
         return undefined;
@@ -762,9 +763,11 @@ export class FakeApiServer {
     }
   }
 
-  private listBody(type: ResourceType, ns: string | undefined) {
+  private listBody(type: ResourceType, ns: string | undefined, labelSelector?: string) {
     const prefix = `${typeKey(type)}/${ns === undefined ? '' : `${ns}/`}`;
-    const items = [...this.objects.entries()].filter(([k]) => k.startsWith(prefix)).map(([, v]) => v);
+    const items = [...this.objects.entries()]
+      .filter(([k, v]) => k.startsWith(prefix) && selects(labelSelector, v))
+      .map(([, v]) => v);
     return {
       apiVersion: type.group ? `${type.group}/${type.version}` : type.version,
       kind: `${type.kind}List`,
@@ -789,12 +792,14 @@ export class FakeApiServer {
     const watch: OpenWatch = {
       typeKey: typeKey(type),
       namespace: ns,
+      labelSelector: query.labelSelector,
       bookmarks: query.allowWatchBookmarks === 'true',
       stalled: false,
       res,
     };
     if (from === undefined) {
-      for (const object of this.listBody(type, ns).items) this.send(res, { type: 'ADDED', object });
+      for (const object of this.listBody(type, ns, query.labelSelector).items)
+        this.send(res, { type: 'ADDED', object });
     } else {
       for (const event of this.history) {
         if (event.rv > from && this.matches(watch, event)) this.send(res, { type: event.type, object: event.object });
@@ -826,7 +831,11 @@ export class FakeApiServer {
   }
 
   private matches(watch: OpenWatch, event: StoredEvent): boolean {
-    return watch.typeKey === event.typeKey && (watch.namespace === undefined || watch.namespace === event.namespace);
+    return (
+      watch.typeKey === event.typeKey &&
+      (watch.namespace === undefined || watch.namespace === event.namespace) &&
+      selects(watch.labelSelector, event.object)
+    );
   }
 
   private publish(type: ResourceType, eventType: StoredEvent['type'], object: any): void {
@@ -847,6 +856,15 @@ export class FakeApiServer {
   private send(res: http.ServerResponse, event: unknown): void {
     if (!res.writableEnded) res.write(`${JSON.stringify(event)}\n`);
   }
+}
+
+/** Equality-based label selection (`a=b,c=d`), the form the operator uses. */
+function selects(labelSelector: string | undefined, object: any): boolean {
+  if (!labelSelector) return true;
+  return labelSelector.split(',').every((term) => {
+    const [key, value] = term.split('=');
+    return object.metadata?.labels?.[key] === value;
+  });
 }
 
 function safeJson(raw: string): unknown {

@@ -1,0 +1,10 @@
+export { KubernetesResourceStore } from './resource-store.js';
+export type { KubernetesResourceStoreOptions } from './resource-store.js';
+export { JobWorkloadDriver, workloadStatus } from './job-driver.js';
+export { buildJob, jobName, MAX_COMPLETIONS } from './job-manifest.js';
+export type { WorkerPodTemplate } from './job-manifest.js';
+export { LeaderElector } from './leader-election.js';
+export type { LeaderElectionOptions, LeaderElectionTiming } from './leader-election.js';
+export { loadKubeConfig } from './kubeconfig.js';
+export { allows, DATAPREP_RULES, INGEST_WORKER_RULES, OPERATOR_RULES } from './rbac.js';
+export type { PolicyRule } from './rbac.js';
