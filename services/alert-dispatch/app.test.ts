@@ -300,6 +300,14 @@ describe('alert dispatch HTTP API', () => {
     expect(events.filter((e) => e.data.source_id === 'cam-3')).toHaveLength(6); // duplicates are not announced
   });
 
+  it('suppresses a duplicate whatever the order of the dedup fields', async () => {
+    const alert = { source_id: 'cam-order', alert_name: 'unsubscribed-order' };
+    const dedup = (fields: string[]) => ({ enabled: true, fields, window_seconds: 60 });
+    expect((await execute({ ...alert, dedup: dedup(['source_id', 'alert_name']) })).body.suppressed).toBeNull();
+    const reordered = await execute({ ...alert, dedup: dedup(['alert_name', 'source_id']) });
+    expect(reordered.body).toMatchObject({ actions_taken: [], suppressed: 'duplicate' });
+  });
+
   it('answers 422 naming every invalid field', async () => {
     const res = await post('/api/v1/actions/execute', {
       alert_name: 'a',

@@ -45,6 +45,13 @@ describe('DedupStore', () => {
     expect(admit(store, request(), spec()).duplicate).toBe(true);
   });
 
+  it('keys on the set of fields: their order and repeats do not matter', () => {
+    const key = dedupKey(request(), spec({ fields: ['source_id', 'alert_name'] }));
+    expect(dedupKey(request(), spec({ fields: ['alert_name', 'source_id'] }))).toBe(key);
+    expect(dedupKey(request(), spec({ fields: ['alert_name', 'source_id', 'alert_name'] }))).toBe(key);
+    expect(dedupKey(request(), spec({ fields: ['alert_name'] }))).not.toBe(key);
+  });
+
   it('keys on the listed fields only, metadata paths included', () => {
     const now = 0;
     const store = new DedupStore(() => now);

@@ -42,15 +42,19 @@ function canonical(value: unknown): string {
   return `{${entries.join(',')}}`;
 }
 
-/** The field_hash key of a request, or null when a field is missing and `on_missing` is `skip`. */
+/**
+ * The field_hash key of a request, or null when a field is missing and `on_missing` is `skip`. The fields are a set:
+ * their order and repeats do not change the key, so `[source_id, alert_name]` and `[alert_name, source_id]` agree.
+ */
 export function dedupKey(request: ActionRequest, spec: DedupSpec): string | null {
+  const fields = spec.fields.length === 1 ? spec.fields : [...new Set(spec.fields)].sort();
   const values: unknown[] = [];
-  for (const field of spec.fields) {
+  for (const field of fields) {
     const value = readFieldPath(request, field);
     if (value === undefined && spec.on_missing === 'skip') return null;
     values.push(value ?? null);
   }
-  const material = canonical([spec.fields, values]);
+  const material = canonical([fields, values]);
   return createHash('sha256').update(material).digest('hex');
 }
 
