@@ -15,4 +15,6 @@ type Starter = (env: NodeJS.ProcessEnv, logger: Logger, controlPlane: ServiceCon
 export const SERVICES: Record<string, () => Promise<Starter>> = {
   dataprep: async () => (await import('../services/dataprep/main.js')).startDataprep,
   'alert-dispatch': async () => (await import('../services/alert-dispatch/main.js')).startAlertDispatch,
+  // Ignores the control plane: every analysis is answered within its request.
+  'frame-analysis': async () => (await import('../services/frame-analysis/main.js')).startFrameAnalysis,
 };
