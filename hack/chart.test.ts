@@ -10,6 +10,8 @@ import { crdManifests } from '../operator/api/crd-manifests.js';
 import { manifestProblems } from '../operator/api/crd-validation.js';
 import type { CustomResourceDefinition } from '../operator/api/crd.js';
 import { loadClusterOperatorConfig } from '../operator/config.js';
+import { loadAlertDispatchConfig } from '../services/alert-dispatch/config.js';
+import { loadDataprepConfig } from '../services/dataprep/config.js';
 import { INGEST_WORKER_RULES, OPERATOR_RULES } from '../operator/drivers/kubernetes/rbac.js';
 import { exportedRuleSets, rbacRuleFiles } from './rbac-rule-files.js';
 
@@ -247,6 +249,21 @@ describe('the helm chart', () => {
       ]);
       expect(find(manifests, 'ConfigMap', `rel-argus-${service}`)?.data.ARGUS_CONTROL_PLANE).toBe('kubernetes');
     }
+    // What each service's own config makes of its pod's environment (ConfigMap + container env; the downward API's
+    // namespace filled in as the kubelet would).
+    const podEnv = (service: string, namespace: string) => {
+      const container = find(manifests, 'Deployment', `rel-argus-${service}`)?.spec.template.spec.containers[0];
+      const vars: Record<string, string> = { ...find(manifests, 'ConfigMap', `rel-argus-${service}`)?.data };
+      for (const e of container.env) vars[e.name] = e.value ?? namespace;
+      return vars;
+    };
+    const dataprep = loadDataprepConfig(podEnv('dataprep', 'argus'));
+    expect(dataprep).toMatchObject({ host: '0.0.0.0', port: 6007 });
+    expect(dataprep.platform).toMatchObject({ controlPlane: 'kubernetes', namespace: 'argus' });
+    const alertDispatch = loadAlertDispatchConfig(podEnv('alert-dispatch', 'argus'));
+    expect(alertDispatch).toMatchObject({ host: '0.0.0.0', port: 8000 });
+    expect(alertDispatch.platform).toMatchObject({ controlPlane: 'kubernetes', dataDir: '/var/lib/argus/data' });
+
     const without = await template('services.alert-dispatch.enabled=false');
     expect(find(without, 'Deployment', 'rel-argus-alert-dispatch')).toBeUndefined();
     expect(find(without, 'Deployment', 'rel-argus-dataprep')).toBeDefined();
