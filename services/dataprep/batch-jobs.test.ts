@@ -283,6 +283,57 @@ describe('dataprep batch jobs on the embedded control plane', () => {
       expect(await h.objectStore.list('batch-uploads-big')).toEqual([]);
     });
 
+    it('removes the files it stored when the client goes away mid-request, and counts the abort', async () => {
+      const bucket = 'batch-uploads-abort';
+      const boundary = '----argus-batch-abort';
+      const part = (name: string) =>
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${name}"\r\n` +
+            'Content-Type: video/mp4\r\n\r\n',
+        );
+      const body = Buffer.concat([
+        part('first.mp4'),
+        videos[6],
+        Buffer.from('\r\n'),
+        part('second.mp4'),
+        videos[7].subarray(0, videos[7].length >> 1),
+      ]);
+      // Resolves once the first file is in storage; the request is then cut in the middle of the second.
+      const store = h.services.objectStore;
+      const put = store.put.bind(store);
+      const firstStored = new Promise<void>((resolve) => {
+        store.put = async (...args: Parameters<typeof put>) => {
+          const result = await put(...args);
+          if (args[0] === bucket) resolve();
+          return result;
+        };
+      });
+      const aborted = new Promise<unknown>((resolve) => {
+        const counter = h.services.uploadsAborted;
+        const inc = counter.inc.bind(counter);
+        counter.inc = ((...args: Parameters<typeof inc>) => {
+          counter.inc = inc;
+          inc(...args);
+          resolve(args[0]);
+        }) as typeof counter.inc;
+      });
+      const req = http.request(`${h.base}/media/upload/batch?bucket_name=${bucket}`, {
+        method: 'POST',
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length + 4096 },
+      });
+      req.on('error', () => undefined);
+      req.write(body);
+      try {
+        await firstStored;
+      } finally {
+        store.put = put;
+      }
+      req.destroy();
+      // Counted by the handler once it has removed what it stored.
+      expect(await aborted).toEqual({ reason: 'client_gone' });
+      expect(await h.objectStore.list(bucket)).toEqual([]);
+    });
+
     it('answers 400 for anything but MP4 and keeps none of the request', async () => {
       const res = await postFiles(`${h.base}/media/upload/batch?bucket_name=batch-uploads-bad`, [
         { bytes: videos[0], filename: 'ok.mp4' },
