@@ -66,7 +66,13 @@ export async function startOperator(env: Record<string, string | undefined>, log
       logger.warn('list or watch failed; restarting it', { kind, error: describe(error) });
     },
   });
-  const driver = new JobWorkloadDriver(kubeConfig, cluster.worker);
+  const driver = new JobWorkloadDriver(kubeConfig, cluster.worker, {
+    watchNamespace: cluster.watchNamespace,
+    onWatchError: (error) => {
+      metrics.watchRestarts.inc({ kind: 'Job' });
+      logger.warn('Job list or watch failed; restarting it', { error: describe(error) });
+    },
+  });
 
   let controllers: RunningControllers | undefined;
   let controllersStarted = false;

@@ -1,0 +1,147 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { newIngestJob } from './ports/resource-store.contract.js';
+import { updateStatusWithRetry } from './ports/index.js';
+import { KubernetesResourceStore, OPERATOR_RULES, jobName } from './drivers/kubernetes/index.js';
+import { FakeApiServer, type RecordedRequest } from './drivers/kubernetes/testing/fake-api-server.js';
+import { startOperator, type StartedOperator } from './main.js';
+import { captureLogs } from '../test/support/logs.js';
+
+const INGESTJOBS_WATCH = (user: string) => (r: RecordedRequest) =>
+  r.user === user && r.path === '/apis/argus.dev/v1alpha1/ingestjobs' && r.query.watch === 'true';
+
+describe('argus operator against the fake API server', () => {
+  let fake: FakeApiServer;
+  let dir: string;
+  let admin: KubernetesResourceStore;
+  const running: StartedOperator[] = [];
+
+  beforeEach(async () => {
+    fake = await FakeApiServer.start({ admin: 'admin', 'op-a': OPERATOR_RULES, 'op-b': OPERATOR_RULES });
+    dir = await mkdtemp(path.join(os.tmpdir(), 'argus-operator-'));
+    admin = new KubernetesResourceStore(fake.kubeConfig('admin'));
+  });
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((o) => o.close()));
+    await fake.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function start(identity: string): Promise<StartedOperator> {
+    const kubeconfig = path.join(dir, `${identity}.kubeconfig`);
+    await writeFile(kubeconfig, fake.kubeConfig(identity).exportConfig());
+    const operator = await startOperator(
+      {
+        KUBECONFIG: kubeconfig,
+        ARGUS_DATA_DIR: dir,
+        ARGUS_NAMESPACE: 'argus',
+        ARGUS_WORKER_IMAGE: 'ghcr.io/argus/argus:test',
+        ARGUS_WORKER_RESOURCES: '{"limits":{"nvidia.com/gpu":"1"}}',
+        ARGUS_INGEST_PARALLELISM: '2',
+        ARGUS_OPERATOR_HOST: '127.0.0.1',
+        ARGUS_OPERATOR_PORT: '0',
+        ARGUS_POD_NAME: identity,
+        ARGUS_LEADER_ELECTION_LEASE_DURATION_SECONDS: '1.5',
+        ARGUS_LEADER_ELECTION_RENEW_DEADLINE_SECONDS: '1',
+        ARGUS_LEADER_ELECTION_RETRY_PERIOD_SECONDS: '0.1',
+      },
+      captureLogs().logger,
+    );
+    running.push(operator);
+    return operator;
+  }
+
+  const get = async (operator: StartedOperator, url: string) => {
+    const response = await fetch(`http://127.0.0.1:${operator.port}${url}`);
+    return { status: response.status, text: await response.text() };
+  };
+
+  /** Resolves with the IngestJob's status once the operator has written one with this state. */
+  const stateWritten = (name: string, state: string) =>
+    fake.waitForRequest(
+      (r) =>
+        r.method === 'PUT' &&
+        r.path === `/apis/argus.dev/v1alpha1/namespaces/media/ingestjobs/${name}/status` &&
+        r.status === 200 &&
+        r.response.status?.state === state,
+    );
+
+  it('leads, turns an IngestJob into an indexed Job, derives its state from Job and item results, serves its endpoints', async () => {
+    const operator = await start('op-a');
+    expect(await get(operator, '/healthz')).toEqual({ status: 200, text: 'ok\n' });
+    await fake.waitForRequest(INGESTJOBS_WATCH('op-a'));
+
+    await admin.create('IngestJob', newIngestJob('job-a', 'media', 3));
+    const post = await fake.waitForRequest(
+      (r) => r.method === 'POST' && r.path === '/apis/batch/v1/namespaces/media/jobs',
+    );
+    expect(post.status).toBe(201);
+    expect(post.body.spec).toMatchObject({ completionMode: 'Indexed', completions: 2, parallelism: 2 });
+    expect(post.body.spec.template.spec.containers[0].resources).toEqual({ limits: { 'nvidia.com/gpu': '1' } });
+    await stateWritten('job-a', 'pending');
+
+    // The Job controller's part: pods start, the workers write their items, the Job completes.
+    const job = jobName((await admin.get('IngestJob', 'media', 'job-a'))!);
+    fake.setJobStatus('media', job, { active: 2, startTime: '2026-11-23T19:00:00Z' });
+    await stateWritten('job-a', 'running');
+    for (const index of [0, 1, 2]) {
+      await updateStatusWithRetry(admin, 'IngestJob', 'media', 'job-a', (latest) => ({
+        ...latest.status,
+        items: [
+          ...(latest.status?.items ?? []),
+          { index, identifier: `item-${index}.mp4`, videoId: `video-${index}`, status: 'success', embeddingsCount: 4 },
+        ],
+      }));
+    }
+    fake.setJobStatus('media', job, {
+      succeeded: 2,
+      conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: '2026-11-23T19:01:00Z' }],
+    });
+    const done = await stateWritten('job-a', 'completed');
+    expect(done.response.status).toMatchObject({ total: 3, completed: 3, progress: '3/3' });
+
+    expect(await get(operator, '/readyz')).toEqual({ status: 200, text: 'ok: leading\n' });
+    const metrics = await get(operator, '/metrics');
+    expect(metrics.text).toMatch(/^argus_operator_leader 1$/m);
+    expect(metrics.text).toMatch(/^argus_controller_reconcile_total\{controller="ingestjob",result="success"\} \d+$/m);
+    expect(metrics.text).toMatch(/^argus_controller_queue_depth\{controller="ingestjob"\} \d+$/m);
+    expect(fake.requests.filter((r) => r.status === 403)).toEqual([]);
+    expect(fake.requests.filter((r) => r.user === 'op-a' && r.status === 422)).toEqual([]);
+  });
+
+  it('a standby is ready, does not reconcile, and takes over when the leader stops (Lease released)', async () => {
+    const a = await start('op-a');
+    await fake.waitForRequest(INGESTJOBS_WATCH('op-a'));
+    const b = await start('op-b');
+    let reads = 0;
+    await fake.waitForRequest((r) => r.user === 'op-b' && r.path.includes('/leases/') && ++reads >= 3);
+    expect(b.leading).toBe(false);
+    expect(await get(b, '/readyz')).toEqual({ status: 200, text: 'ok: standby\n' });
+    expect((await get(b, '/metrics')).text).toMatch(/^argus_operator_leader 0$/m);
+    expect(fake.requests.filter((r) => r.user === 'op-b' && r.path.includes('ingestjobs'))).toEqual([]);
+
+    await a.close();
+    running.splice(running.indexOf(a), 1);
+    const release = fake.requests
+      .filter((r) => r.user === 'op-a' && r.method === 'PUT' && r.path.includes('/leases/'))
+      .at(-1)!;
+    expect(release.body.spec.holderIdentity).toBe('');
+    await fake.waitForRequest(INGESTJOBS_WATCH('op-b'));
+    await admin.create('IngestJob', newIngestJob('job-b', 'media'));
+    const post = await fake.waitForRequest((r) => r.method === 'POST' && r.path.endsWith('/jobs'));
+    expect(post.user).toBe('op-b');
+    const lease = fake.get('coordination.k8s.io', 'leases', 'argus', 'argus-operator');
+    expect(lease.spec).toMatchObject({ holderIdentity: 'op-b', leaseTransitions: 1 });
+  });
+
+  it('stops with every configuration problem listed', async () => {
+    await expect(
+      startOperator(
+        { ARGUS_WORKER_TOLERATIONS: '[{"effect":"Sometimes"}]', ARGUS_WORKER_TYPO: '1' },
+        captureLogs().logger,
+      ),
+    ).rejects.toThrow(/ARGUS_WORKER_IMAGE[\s\S]*ARGUS_WORKER_TYPO|ARGUS_WORKER_TYPO[\s\S]*ARGUS_WORKER_IMAGE/);
+  });
+});
