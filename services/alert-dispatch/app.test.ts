@@ -347,6 +347,37 @@ describe('alert dispatch HTTP API', () => {
     expect(await malformed.json()).toEqual({ detail: 'Invalid JSON body' });
   });
 
+  it('refuses unknown fields at the top level and inside dedup, escalation and payloads, and documents so', async () => {
+    const res = await post('/api/v1/actions/execute', {
+      source_id: 's',
+      alert_name: 'a',
+      camera: 'north',
+      dedup: { enabled: true, window_secs: 5 },
+      escalation: { additional_tools: ['log_alert'], threshold: 2 },
+      payloads: [{ kind: 'text', data_text: 'hi', colour: 'red', metadata: { free: 'form' } }],
+      metadata: { anything: { goes: true } },
+      tool_arguments: { log_alert: { whatever: 1 } },
+    });
+    expect(res.status).toBe(422);
+    const body = (await res.json()) as any;
+    expect(body.errors.map((e: any) => `${e.loc.join('.')} ${e.type}`).sort()).toEqual([
+      'body.camera object.unknown',
+      'body.dedup.window_secs object.unknown',
+      'body.escalation.threshold object.unknown',
+      'body.payloads.0.colour object.unknown',
+    ]);
+    const doc = (await (await fetch(server.url + '/openapi.json')).json()) as any;
+    const ref = doc.paths['/api/v1/actions/execute'].post.requestBody.content['application/json'].schema;
+    const schema = ref.$ref ? doc.components.schemas[ref.$ref.split('/').pop()] : ref;
+    expect([
+      schema.additionalProperties,
+      schema.properties.dedup.additionalProperties,
+      schema.properties.escalation.additionalProperties,
+      schema.properties.payloads.items.additionalProperties,
+    ]).toEqual([false, false, false, false]);
+    expect(schema.properties.metadata.additionalProperties).not.toBe(false);
+  });
+
   it('answers 413 in the {detail} shape for bodies over the limit', async () => {
     const res = await post('/api/v1/actions/execute', {
       source_id: 's',

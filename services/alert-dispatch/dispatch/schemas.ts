@@ -86,7 +86,12 @@ const answerSchema = Joi.string()
   .default('YES')
   .description('YES or NO (case-insensitive); tools run only for YES');
 
-/** The action request of POST /api/v1/actions/execute (unknown fields are ignored). */
+/**
+ * The action request of POST /api/v1/actions/execute. One rule for unknown fields, at every level: an object whose
+ * fields the contract lists (the request, `dedup`, `escalation`, each payload) refuses a field it does not know (422
+ * naming it), so a misspelt setting never passes silently; `metadata`, payload `metadata` and each tool's argument
+ * object are free-form.
+ */
 export const actionRequestSchema = Joi.object({
   event_id: Joi.string().min(1).max(256),
   source_id: Joi.string().min(1).max(256).required(),
@@ -102,7 +107,7 @@ export const actionRequestSchema = Joi.object({
   dedup: dedupSchema,
   metadata: Joi.object().unknown(true).description('Extension: free-form context, reachable from dedup fields'),
   timestamp: Joi.string().isoDate(),
-}).options({ stripUnknown: { arrays: false, objects: true } });
+});
 
 /** The flexible alert of POST /api/v1/alerts: any object; recognised fields are type-checked. */
 export const flexibleAlertSchema = Joi.object({

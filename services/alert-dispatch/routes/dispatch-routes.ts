@@ -68,7 +68,9 @@ export function dispatchRoutes(dispatcher: Dispatcher, intake: DispatchQueue, cl
       summary: 'Dispatch an action request',
       description:
         'Runs the dispatch rules (answer NO and dedup hits run nothing; tools from the request, the subscription, ' +
-        'else log_alert; escalation adds tools; capture_snapshot first) and answers 200 once every tool has finished.',
+        'else log_alert; escalation adds tools; capture_snapshot first) and answers 200 once every tool has finished. ' +
+        'Unknown fields are refused with 422 naming each, at the top level and inside dedup, escalation and each ' +
+        'payload; metadata and the argument object of each tool are free-form.',
       tags: ['dispatch'],
       request: { body: actionRequestSchema, fastBody: fastActionRequest },
       responses: {
