@@ -92,8 +92,16 @@ describe('the helm chart', () => {
       ['watchNamespace=team-a', 'ingress.enabled=true', 'worker.resources.limits.nvidia\\.com/gpu=1'],
     ],
     [
-      'without CRDs, with a volume and a secret',
-      ['crds.enabled=false', 'volumes.models.persistentVolumeClaim.claimName=m', 'services.dataprep.envFromSecret=s'],
+      'without CRDs, with volumes and a secret',
+      [
+        'crds.enabled=false',
+        'volumes.models.persistentVolumeClaim.claimName=m',
+        'services.dataprep.envFromSecret=s',
+        'services.dataprep.extraVolumes[0].name=ingest',
+        'services.dataprep.extraVolumes[0].persistentVolumeClaim.claimName=ingest',
+        'services.dataprep.extraVolumeMounts[0].name=ingest',
+        'services.dataprep.extraVolumeMounts[0].mountPath=/ingest',
+      ],
     ],
   ])('renders objects the Kubernetes API schema accepts (%s)', async (_name, set) => {
     const manifests = await template(...set);
