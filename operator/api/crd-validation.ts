@@ -1,3 +1,4 @@
+import { isObject } from '../../services/lib/json/index.js';
 import type { CustomResourceDefinition, JSONSchemaProps } from './crd.js';
 
 // Every field name apiextensions.k8s.io/v1 JSONSchemaProps accepts that a structural schema may use outside of
@@ -248,10 +249,6 @@ function hasType(v: unknown, type: string | undefined): boolean {
     default:
       return typeof v === type;
   }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function describe(v: unknown): string {

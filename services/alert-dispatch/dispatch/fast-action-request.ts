@@ -1,3 +1,4 @@
+import { isObject } from '../../lib/json/index.js';
 import type { ActionRequest } from './types.js';
 
 /** Fields the shortcut handles; a body with any other field (payload data, dedup, timestamps…) goes to joi. */
@@ -23,10 +24,6 @@ function isToolList(value: unknown): value is string[] {
   for (const name of value) if (typeof name !== 'string' || !TOOL_NAME.test(name)) return false;
   return true;
 }
-
-/** What joi's object() accepts; request bodies come from JSON.parse, so these are plain objects. */
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The validated action request for the common shape of POST /actions/execute — ids, answer YES/NO, reason, count,

@@ -1,7 +1,6 @@
+import { isObject } from '../../lib/json/index.js';
 import { McpCallError, McpServerUnavailableError } from '../mcp/errors.js';
 import { ToolError, type DispatchTool } from './tool.js';
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A disconnected server, a call time-out or a server-side failure may pass; bad arguments will not. */
 function classify(err: unknown): ToolError {

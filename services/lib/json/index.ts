@@ -1,0 +1,1 @@
+export { isObject } from './is-object.js';
