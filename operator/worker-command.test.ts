@@ -1,0 +1,135 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { newIngestJob } from './ports/resource-store.contract.js';
+import { updateStatusWithRetry, type WorkerContext } from './ports/index.js';
+import { INGEST_WORKER_RULES, KubernetesResourceStore } from './drivers/kubernetes/index.js';
+import { FakeApiServer } from './drivers/kubernetes/testing/fake-api-server.js';
+import { parseWorkerArgs, runWorker, WorkerUsageError, type WorkerStarter } from './worker-command.js';
+import { captureLogs } from '../test/support/logs.js';
+
+describe('argus worker: arguments', () => {
+  it('reads the job, the shard index (JOB_COMPLETION_INDEX unless --index) and the completions', () => {
+    expect(parseWorkerArgs(['ingest', '--job', 'media/job-a', '--completions', '4'], 3)).toEqual({
+      worker: 'ingest',
+      namespace: 'media',
+      name: 'job-a',
+      index: 3,
+      completions: 4,
+    });
+    expect(parseWorkerArgs(['ingest', '--job', 'media/job-a', '--index', '1', '--completions', '4'], 3).index).toBe(1);
+    expect(parseWorkerArgs(['ingest', '--job', 'media/job-a'], undefined)).toMatchObject({ index: 0, completions: 1 });
+  });
+
+  it.each([
+    [[], /name the worker/],
+    [['ingest'], /--job needs/],
+    [['ingest', '--job', 'job-a'], /--job needs/],
+    [['ingest', '--job', 'Media/job-a'], /--job needs/],
+    [['ingest', '--job', 'media/job-a', '--index', '4', '--completions', '4'], /not below/],
+    [['ingest', '--job', 'media/job-a', '--completions', '0'], /at least 1/],
+    [['ingest', '--job', 'media/job-a', '--shard', '1'], /unknown or incomplete option --shard/],
+  ])('refuses %j', (args, message) => {
+    expect(() => parseWorkerArgs(args as string[], undefined)).toThrow(message);
+    expect(() => parseWorkerArgs(args as string[], undefined)).toThrow(WorkerUsageError);
+  });
+});
+
+describe('argus worker against the fake API server', () => {
+  let fake: FakeApiServer;
+  let dir: string;
+  let kubeconfig: string;
+
+  beforeEach(async () => {
+    fake = await FakeApiServer.start({ admin: 'admin', worker: INGEST_WORKER_RULES });
+    dir = await mkdtemp(path.join(os.tmpdir(), 'argus-worker-'));
+    kubeconfig = path.join(dir, 'kubeconfig');
+    await writeFile(kubeconfig, fake.kubeConfig('worker').exportConfig());
+    await new KubernetesResourceStore(fake.kubeConfig('admin')).create('IngestJob', newIngestJob('job-a', 'media', 4));
+  });
+  afterEach(async () => {
+    await fake.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs the named worker on its shard over the API server (needing no more than INGEST_WORKER_RULES), then closes it', async () => {
+    const contexts: Omit<WorkerContext, 'signal'>[] = [];
+    let closed = false;
+    const ingest: WorkerStarter = async (env, resources) => ({
+      worker: async ({ signal: _signal, ...context }) => {
+        contexts.push(context);
+        const job = await resources.get('IngestJob', context.namespace, context.name);
+        for (let i = context.index; i < job!.spec.items.length; i += context.completions) {
+          await updateStatusWithRetry(resources, 'IngestJob', context.namespace, context.name, (latest) => ({
+            ...latest.status,
+            items: [...(latest.status?.items ?? []), { index: i, identifier: `item-${i}.mp4`, status: 'success' }],
+          }));
+        }
+        expect(env.MM_DATAPREP_DEFAULT_BUCKET).toBe('media');
+      },
+      close: async () => {
+        closed = true;
+      },
+    });
+    await runWorker(
+      ['ingest', '--job', 'media/job-a', '--completions', '2'],
+      { KUBECONFIG: kubeconfig, JOB_COMPLETION_INDEX: '1', MM_DATAPREP_DEFAULT_BUCKET: 'media' },
+      captureLogs().logger,
+      { ingest },
+      new AbortController().signal,
+    );
+    expect(contexts).toEqual([{ namespace: 'media', name: 'job-a', index: 1, completions: 2 }]);
+    expect(closed).toBe(true);
+    const items = fake.get('argus.dev', 'ingestjobs', 'media', 'job-a').status.items;
+    expect(items.map((i: { index: number }) => i.index)).toEqual([1, 3]);
+    expect(fake.requests.filter((r) => r.status === 403)).toEqual([]);
+  });
+
+  it('fails when its worker cannot go on (the pod fails, the Job retries it), and still closes', async () => {
+    let closed = false;
+    const ingest: WorkerStarter = async () => ({
+      worker: async () => {
+        throw new Error('store unreachable');
+      },
+      close: async () => {
+        closed = true;
+      },
+    });
+    await expect(
+      runWorker(
+        ['ingest', '--job', 'media/job-a'],
+        { KUBECONFIG: kubeconfig },
+        captureLogs().logger,
+        { ingest },
+        new AbortController().signal,
+      ),
+    ).rejects.toThrow('store unreachable');
+    expect(closed).toBe(true);
+    await expect(
+      runWorker(
+        ['caption', '--job', 'media/job-a'],
+        { KUBECONFIG: kubeconfig },
+        captureLogs().logger,
+        { ingest },
+        new AbortController().signal,
+      ),
+    ).rejects.toThrow(/unknown worker caption/);
+  });
+
+  it('the command exits 2 with the usage on bad arguments', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/argus.ts', 'worker', 'ingest', '--job', 'nope'], {
+      cwd: path.resolve(import.meta.dirname, '..'),
+      env: { ...process.env, NODE_OPTIONS: '', KUBECONFIG: kubeconfig },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/argus worker: --job needs <namespace>\/<name>/);
+    expect(stderr).toMatch(/usage: argus/);
+  });
+});
