@@ -27,7 +27,7 @@ export const UNRESTRICTED: OutboundPolicy = Object.freeze({
 function addressRefusal(policy: OutboundPolicy, address: string): string | undefined {
   if (policy.allow.hasAddress(address)) return undefined;
   const kind = nonPublicKind(address);
-  if (kind) return `a ${kind} address not in ${policy.setting}`;
+  if (kind) return `${kind === 'unspecified' ? 'an' : 'a'} ${kind} address not in ${policy.setting}`;
   return policy.publicAddresses ? undefined : `not in ${policy.setting}`;
 }
 

@@ -294,5 +294,7 @@ describe('address kinds and allow-lists', () => {
       resolve: tableResolver({ 'hooks.test': ['8.8.8.8'] }),
     });
     expect(error.message).toBe('refused: hooks.test resolves to 8.8.8.8, not in TEST_ALLOW');
+    const unspecified = await failureOf('http://0.0.0.0:9/', { policy: policy(''), timeoutMs: 5000 });
+    expect(unspecified.message).toBe('refused: 0.0.0.0 is an unspecified address not in TEST_ALLOW');
   });
 });
