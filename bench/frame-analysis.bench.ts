@@ -73,7 +73,7 @@ async function bareModel(jpegs: Buffer[], iterations: number): Promise<number[]>
   const { session } = await createSession(modelPath, { provider: 'cpu', threads: 2, isolation: 'worker' });
   const inputs = [];
   for (const jpeg of jpegs) {
-    const decoded = await decodeFrame(jpeg, 40_000_000);
+    const decoded = await decodeFrame(jpeg, 40_000_000, Math.max(spec.width, spec.height));
     if (!decoded.ok) throw new Error(decoded.reason);
     const buffer = allocateInput(spec, 1);
     await prepareImage(decoded.image, spec, buffer, 0);

@@ -242,7 +242,7 @@ describe('VLM confirmation through the endpoint', () => {
           id: 'upright',
           description: 'The person stands upright.',
           threshold: 0.5,
-          min_keypoint_score: 0.3,
+          min_keypoint_score: 0.2,
           rule: { kind: 'sustained', signal: 'torso_angle', zone: { max: 30 }, min_frames: 2 },
         },
       ],

@@ -21,6 +21,12 @@ export interface FrameAnalysisDeps {
   config: Pick<FrameAnalysisConfig, 'limits' | 'vlmEnabledByDefault' | 'minPersonScore'>;
 }
 
+/** The side of the square frames are decoded into: the pose model's input, or 512 px when its manifest has none. */
+function analysisSide(estimator: LoadedMultiPoseEstimator): number {
+  const input = estimator.manifest.image;
+  return input ? Math.max(input.width, input.height) : 512;
+}
+
 /** Builds the frame-analysis Koa app (no listen). */
 export function createApp(deps: FrameAnalysisDeps): HttpApp {
   const analyzer = new FrameAnalyzer({
@@ -46,6 +52,7 @@ export function createApp(deps: FrameAnalysisDeps): HttpApp {
         analyzer,
         patterns: deps.patterns,
         limits: deps.config.limits,
+        analysisSide: analysisSide(deps.estimator),
         vlmEnabledByDefault: deps.config.vlmEnabledByDefault,
       }),
       healthRoute({

@@ -5,12 +5,6 @@ import type { RgbImage } from '../../lib/inference/index.js';
 /** Formats a frame may have, judged by its bytes (never by its name or declared type). */
 const ACCEPTED_MIME = new Set(['image/jpeg', 'image/png', 'image/webp']);
 
-/**
- * Frames are analysed at this longest side at most: the pose model sees 256×256, and every measure the patterns use
- * is a ratio (box overlap, lengths in torso lengths), so shrinking on load (JPEG DCT scaling) loses nothing they read.
- */
-export const ANALYSIS_MAX_SIDE = 512;
-
 /** Why a frame was refused, as the `invalid_frames` reasons say it. */
 export const FrameRejection = {
   tooLarge: (maxBytes: number) => `frame exceeds the ${Math.round(maxBytes / (1024 * 1024))} MB limit`,
@@ -25,16 +19,18 @@ export type DecodedFrame = { ok: true; image: RgbImage } | { ok: false; reason: 
 
 /**
  * Checks a frame by its bytes (JPEG, PNG or WebP signature), bounds its decoded size by `maxPixels` before decoding,
- * and decodes it to RGB (EXIF orientation applied, shrunk to ANALYSIS_MAX_SIDE).
+ * and decodes it to RGB with its EXIF orientation applied, shrunk on load to fit `maxSide` (never enlarged). The
+ * service passes the pose model's input size: the model sees no more than that, and every measure the patterns use
+ * is a ratio (box overlap, lengths in torso lengths), so decoding more pixels would only cost time.
  */
-export async function decodeFrame(bytes: Buffer, maxPixels: number): Promise<DecodedFrame> {
+export async function decodeFrame(bytes: Buffer, maxPixels: number, maxSide: number): Promise<DecodedFrame> {
   if (bytes.length === 0) return { ok: false, reason: FrameRejection.empty };
   const type = await fileTypeFromBuffer(bytes);
   if (!type || !ACCEPTED_MIME.has(type.mime)) return { ok: false, reason: FrameRejection.format };
   try {
     const { data, info } = await sharp(bytes, { limitInputPixels: maxPixels, failOn: 'error' })
       .rotate()
-      .resize(ANALYSIS_MAX_SIDE, ANALYSIS_MAX_SIDE, { fit: 'inside', withoutEnlargement: true })
+      .resize(maxSide, maxSide, { fit: 'inside', withoutEnlargement: true, kernel: 'linear' })
       .removeAlpha()
       .toColourspace('srgb')
       .raw()

@@ -14,6 +14,8 @@ export interface AnalyzeRouteDeps {
   analyzer: FrameAnalyzer;
   patterns: Pattern[];
   limits: FormLimits & { maxFramePixels: number };
+  /** Frames are decoded to fit this square: the pose model's input size. */
+  analysisSide: number;
   vlmEnabledByDefault: boolean;
 }
 
@@ -127,7 +129,7 @@ export function analyzeRoute(deps: AnalyzeRouteDeps): RouteSpec {
         bytes: frame.bytes,
         timeMs: times[i],
         decoded: frame.bytes
-          ? decodeFrame(frame.bytes, deps.limits.maxFramePixels)
+          ? decodeFrame(frame.bytes, deps.limits.maxFramePixels, deps.analysisSide)
           : Promise.resolve({ ok: false, reason: FrameRejection.tooLarge(deps.limits.maxFrameBytes) }),
       })),
     };
