@@ -16,7 +16,7 @@
 import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { request } from 'node:http';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -224,6 +224,12 @@ async function throughputPart(
   console.log(`pipeline throughput / session runs alone (stricter): ${summary((b) => b.runs)}`);
 }
 
+/** Bytes this process has written to storage devices so far (Linux task I/O accounting, every thread). */
+async function bytesWritten(): Promise<number> {
+  const io = await readFile('/proc/self/io', 'utf8');
+  return Number(/^write_bytes: (\d+)$/m.exec(io)![1]);
+}
+
 /**
  * POSTs a file as multipart/form-data field `file`, streamed from disk. (fetch with a FormData buffers a 400 MB body
  * in this process, which would be measured as the service's memory.)
@@ -266,7 +272,9 @@ function streamUpload(
 /**
  * Uploads the ~400 MB video over HTTP to a dataprep service started in this process (local storage, LanceDB) at
  * frame_interval 60 and samples peak RSS while it is received, stored and processed. The streaming client runs in the
- * same process (a few MB of buffers), so the figure is a slight upper bound for the service.
+ * same process (a few MB of buffers), so the figure is a slight upper bound for the service. Bytes written to disk by
+ * this process (/proc/self/io) are reported per uploaded byte, and per stored byte for a re-process of the video:
+ * the copy-to-temp design wrote 2 and 1 (stored file plus a temp copy; a temp copy again).
  */
 async function uploadMemoryPart(modelsDir: string, dataDir: string): Promise<void> {
   const video = await makeTestVideo({
@@ -292,6 +300,7 @@ async function uploadMemoryPart(modelsDir: string, dataDir: string): Promise<voi
   );
   try {
     const before = Math.round(process.memoryUsage.rss() / 2 ** 20);
+    const writtenBefore = await bytesWritten();
     const sampler = rssSampler();
     const began = performance.now();
     const response = await streamUpload(
@@ -303,6 +312,7 @@ async function uploadMemoryPart(modelsDir: string, dataDir: string): Promise<voi
     const seconds = (performance.now() - began) / 1000;
     const peak = await sampler.stop();
     if (response.status !== 201) throw new Error(`upload answered ${response.status}: ${response.body}`);
+    const uploadWritten = (await bytesWritten()) - writtenBefore;
     const telemetry = (await (await fetch(`${service.url}/v1/dataprep/telemetry?limit=1`)).json()) as {
       items: Array<{ counts: { frames_extracted: number; embeddings_stored: number }; stage_duration: StageDurations }>;
     };
@@ -315,6 +325,19 @@ async function uploadMemoryPart(modelsDir: string, dataDir: string): Promise<voi
     console.log(
       `  peak RSS while uploading and processing: node ${peak.node} MB (service + client), ffmpeg ${peak.children} MB, ` +
         `together ${peak.total} MB (target < 1024 MB); node RSS before upload, models loaded: ${before} MB`,
+    );
+    const videoId = (JSON.parse(response.body) as { video_id: string }).video_id;
+    const processBefore = await bytesWritten();
+    const processed = await fetch(`${service.url}/v1/dataprep/media/process`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ video_id: videoId, frame_interval: 60, detection_confidence: CONFIDENCE }),
+    });
+    if (processed.status !== 201) throw new Error(`process answered ${processed.status}: ${await processed.text()}`);
+    const processWritten = (await bytesWritten()) - processBefore;
+    console.log(
+      `  bytes written to disk per uploaded byte: ${(uploadWritten / size).toFixed(3)} (target 1; was 2 with a temp ` +
+        `copy); re-process, per stored byte: ${(processWritten / size).toFixed(3)} (was 1)`,
     );
   } finally {
     await service.close();
