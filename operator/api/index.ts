@@ -4,6 +4,9 @@ export { CATEGORY, RESOURCES, schemaProblems } from './resources.js';
 export type { AnyResource, KindName, PrinterColumn, ResourceDefinition, ResourceKinds } from './resources.js';
 export {
   INGEST_MAX_ITEMS,
+  INGEST_SPEC_MAX_BYTES,
+  ITEM_IDENTIFIER_MAX,
+  ITEM_URL_MAX,
   INGEST_SOURCES,
   INGEST_STATES,
   ITEM_MESSAGE_MAX,

@@ -21,19 +21,28 @@ export const TERMINAL_INGEST_STATES: readonly IngestState[] = [
   'cancelled',
 ];
 /** Most items one IngestJob may hold (etcd's object size bound; MM_DATAPREP_BATCH_MAX_ITEMS may only lower it). */
-export const INGEST_MAX_ITEMS = 1000;
+export const INGEST_MAX_ITEMS = 500;
 /** Longest per-item message kept in status (the object must stay well under etcd's 1.5 MiB). */
 export const ITEM_MESSAGE_MAX = 512;
+/** Longest item identifier (a file name or label; a longer one is cut by the service). */
+export const ITEM_IDENTIFIER_MAX = 512;
+/** Longest image URL an image_batch item may carry. */
+export const ITEM_URL_MAX = 2048;
+/**
+ * Largest serialised IngestJob a service may create. etcd refuses requests over 1.5 MiB; status (item results, at most
+ * ITEM_MESSAGE_MAX characters of message each) needs room beside the spec.
+ */
+export const INGEST_SPEC_MAX_BYTES = 768 * 1024;
 
 export const ingestItemSchema = strictObject(
   {
     identifier: Type.String({
       description: 'What the user calls the item: a file name, a video_id or an item label. Reported back as is.',
       minLength: 1,
-      maxLength: 1024,
+      maxLength: ITEM_IDENTIFIER_MAX,
     }),
     videoId: Type.Optional(
-      Type.String({ description: 'The video directory in the bucket, when it is known up front.', maxLength: 128 }),
+      Type.String({ description: 'The video directory in the bucket, when it is known up front.', maxLength: 64 }),
     ),
     key: Type.Optional(
       Type.String({
@@ -42,12 +51,12 @@ export const ingestItemSchema = strictObject(
       }),
     ),
     url: Type.Optional(
-      Type.String({ description: 'http(s) URL of an image to download (image_batch).', maxLength: 8192 }),
+      Type.String({ description: 'http(s) URL of an image to download (image_batch).', maxLength: ITEM_URL_MAX }),
     ),
     path: Type.Optional(
       Type.String({
         description: 'Path of a file relative to the ingest data root (directory); re-validated by the worker.',
-        maxLength: 4096,
+        maxLength: 1024,
       }),
     ),
   },
@@ -95,8 +104,8 @@ export const ingestJobSpecSchema = strictObject(
 export const ingestItemResultSchema = strictObject(
   {
     index: Type.Integer({ description: 'Position of the item in spec.items.', minimum: 0 }),
-    identifier: Type.String({ description: 'The item identifier from spec.items.', maxLength: 1024 }),
-    videoId: Type.Optional(Type.String({ description: 'The video directory the item was stored as.', maxLength: 128 })),
+    identifier: Type.String({ description: 'The item identifier from spec.items.', maxLength: ITEM_IDENTIFIER_MAX }),
+    videoId: Type.Optional(Type.String({ description: 'The video directory the item was stored as.', maxLength: 64 })),
     status: stringEnum(['success', 'error', 'skipped'] as const, 'Outcome of the item.'),
     message: Type.Optional(
       Type.String({ description: 'Why the item failed or was skipped.', maxLength: ITEM_MESSAGE_MAX }),

@@ -46,7 +46,7 @@ export const conditionSchema = strictObject(
       maxLength: 1024,
       minLength: 1,
     }),
-    message: Type.String({ description: 'Human-readable detail of the last transition.', maxLength: 32768 }),
+    message: Type.String({ description: 'Human-readable detail of the last transition.', maxLength: 1024 }),
     lastTransitionTime: timestamp('When status last changed.'),
     observedGeneration: Type.Optional(
       Type.Integer({ description: 'The metadata.generation the condition was set from.', minimum: 0 }),
@@ -63,7 +63,7 @@ export function conditionsSchema() {
   return Type.Optional(
     Type.Array(conditionSchema, {
       description: 'Ready, Progressing and Degraded, with reasons and messages.',
-      maxItems: 16,
+      maxItems: 8,
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['type'],
     }),

@@ -87,7 +87,7 @@ export const RESOURCES: Record<KindName, ResourceDefinition> = {
     plural: 'captionruns',
     singular: 'captionrun',
     listKind: 'CaptionRunList',
-    shortNames: ['cr'],
+    shortNames: ['crun'],
     description: 'One live caption run on an RTSP stream (caption-runs); deleting it stops the run.',
     spec: captionRunSpecSchema,
     status: captionRunStatusSchema,
