@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { loadConfig, platformEnvSchema, toPlatformConfig } from '../services/lib/config/index.js';
+import { envBoolean, loadConfig, platformEnvSchema, toPlatformConfig } from '../services/lib/config/index.js';
 import type { PlatformConfig } from '../services/lib/config/index.js';
 
 /** Operator settings: how IngestJob workloads are shaped, how long finished jobs are kept, how often to resync. */
@@ -133,7 +133,7 @@ export const clusterOperatorEnvSchema = {
     .min(0)
     .default(3600)
     .description('Finished worker Jobs are removed this long after they finish'),
-  ARGUS_LEADER_ELECTION: Joi.boolean().default(true).description('Run for leader on a Lease (off: lead at once)'),
+  ARGUS_LEADER_ELECTION: envBoolean().default(true).description('Run for leader on a Lease (off: lead at once)'),
   ARGUS_LEADER_ELECTION_LEASE_NAME: Joi.string().pattern(DNS_LABEL).default('argus-operator'),
   ARGUS_LEADER_ELECTION_LEASE_DURATION_SECONDS: Joi.number().min(0.1).default(15),
   ARGUS_LEADER_ELECTION_RENEW_DEADLINE_SECONDS: Joi.number().min(0.05).default(10),
