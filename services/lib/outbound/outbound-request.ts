@@ -58,7 +58,8 @@ function guardedLookup(policy: OutboundPolicy, resolve: Resolver): LookupFunctio
   return (hostname, options, callback) => {
     resolve(hostname).then(
       (resolved) => {
-        const family = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 ? 6 : 0;
+        const wanted = options.family;
+        const family = wanted === 4 || wanted === 'IPv4' ? 4 : wanted === 6 || wanted === 'IPv6' ? 6 : 0;
         const usable = family === 0 ? resolved : resolved.filter((a) => a.family === family);
         if (usable.length === 0) {
           callback(new OutboundError('dns', `DNS lookup of ${hostname} found no address`), '', 0);
