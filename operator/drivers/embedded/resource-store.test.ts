@@ -118,6 +118,23 @@ describe('EmbeddedResourceStore on disk', () => {
     await store.close();
   });
 
+  it("refuses an object larger than etcd's request limit, as a real cluster would", async () => {
+    const store = await EmbeddedResourceStore.open({ dir: await tempDir() });
+    const job = newIngestJob('huge', 'default', 500);
+    job.spec.items = job.spec.items.map((item, i) => ({
+      ...item,
+      url: `http://127.0.0.1/${String(i).padEnd(2000, 'x')}`,
+      path: `dir/${String(i).padEnd(1000, 'y')}`,
+      key: `${item.videoId}/${'k'.repeat(1000)}`,
+    }));
+    await expect(store.create('IngestJob', job)).rejects.toMatchObject({
+      name: 'InvalidError',
+      problems: [expect.stringContaining("etcd's request size")],
+    });
+    expect(await store.get('IngestJob', 'default', 'huge')).toBeUndefined();
+    await store.close();
+  });
+
   it('requires the resourceVersion that was read on update', async () => {
     const store = await EmbeddedResourceStore.open({ dir: await tempDir() });
     const created = await store.create('IngestJob', newIngestJob('job-a'));

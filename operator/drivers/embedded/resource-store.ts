@@ -252,6 +252,7 @@ export class EmbeddedResourceStore implements ResourceStore {
 
   /** Gives `object` the next resourceVersion, persists the change and publishes it in version order. */
   private async commit(key: string, type: WatchEvent<KindName>['type'], object: AnyResource): Promise<AnyResource> {
+    if (type !== 'DELETED') refuseOversized(object);
     const version = await this.issueVersion();
     object.metadata.resourceVersion = String(version);
     const file = this.fileOf(object);
@@ -395,6 +396,16 @@ function objectKey(kind: string, namespace: string, name: string): string {
 
 function nowTimestamp(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** etcd's default request limit (--max-request-bytes): a real cluster refuses a larger object. */
+export const OBJECT_MAX_BYTES = 1.5 * 1024 * 1024;
+
+function refuseOversized(object: AnyResource): void {
+  const size = Buffer.byteLength(JSON.stringify(object));
+  if (size <= OBJECT_MAX_BYTES) return;
+  const problem = `the object is ${size} bytes serialised; the limit is ${OBJECT_MAX_BYTES} (etcd's request size)`;
+  throw invalid(object.kind, object.metadata.name, [problem]);
 }
 
 function invalid(kind: KindName, name: string | undefined, problems: string[]): InvalidError {
