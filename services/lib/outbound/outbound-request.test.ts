@@ -88,6 +88,7 @@ describe('outbound guard (loopback servers only)', () => {
       '/to-refused': (_req, res) => res.writeHead(302, { location: `${refusedV4.url}/` }).end(),
       '/to-self': (_req, res) => res.writeHead(302, { location: '/' }).end(),
       '/loop': (_req, res) => res.writeHead(302, { location: '/loop' }).end(),
+      '/to-garbage': (_req, res) => res.writeHead(302, { location: 'http://[not-an-address' }).end(),
       '/big': (_req, res) => res.writeHead(200).end(Buffer.alloc(4096, 1)),
       '/declared-big': (_req, res) => {
         res.writeHead(200, { 'content-length': '4096' });
@@ -153,6 +154,12 @@ describe('outbound guard (loopback servers only)', () => {
     followed.discard();
     const loop = await failureOf(`${allowed.url}/loop`, { policy: loopbackOnly, timeoutMs: 5000, maxRedirects: 2 });
     expect(loop).toMatchObject({ failure: 'redirects', message: 'redirected more than 2 times' });
+    const garbage = await failureOf(`${allowed.url}/to-garbage`, {
+      policy: loopbackOnly,
+      timeoutMs: 5000,
+      maxRedirects: 2,
+    });
+    expect(garbage).toMatchObject({ failure: 'invalid-url', message: 'redirect target is not a valid URL' });
     const unfollowed = await outboundRequest(`${allowed.url}/to-refused`, { policy: loopbackOnly, timeoutMs: 5000 });
     expect(unfollowed.status).toBe(302); // no redirects asked for: the 3xx is the caller's to judge
     unfollowed.discard();

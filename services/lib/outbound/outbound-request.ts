@@ -130,7 +130,7 @@ export async function outboundRequest(
         response.destroy();
         if (hop >= options.maxRedirects!)
           throw new OutboundError('redirects', `redirected more than ${options.maxRedirects} times`);
-        url = parseHttpUrl(new URL(location, url).toString(), 'redirect target');
+        url = parseHttpUrl(URL.canParse(location, url) ? new URL(location, url).href : location, 'redirect target');
         // What browsers do: a redirected POST becomes a GET without body, except after 307 and 308.
         if (response.statusCode !== 307 && response.statusCode !== 308 && method === 'POST') {
           method = 'GET';
