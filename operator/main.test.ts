@@ -43,9 +43,9 @@ describe('argus operator against the fake API server', () => {
         ARGUS_OPERATOR_HOST: '127.0.0.1',
         ARGUS_OPERATOR_PORT: '0',
         ARGUS_POD_NAME: identity,
-        ARGUS_LEADER_ELECTION_LEASE_DURATION_SECONDS: '1.5',
-        ARGUS_LEADER_ELECTION_RENEW_DEADLINE_SECONDS: '1',
-        ARGUS_LEADER_ELECTION_RETRY_PERIOD_SECONDS: '0.1',
+        ARGUS_LEADER_ELECTION_LEASE_DURATION_SECONDS: '3',
+        ARGUS_LEADER_ELECTION_RENEW_DEADLINE_SECONDS: '2',
+        ARGUS_LEADER_ELECTION_RETRY_PERIOD_SECONDS: '0.2',
       },
       captureLogs().logger,
     );
@@ -109,6 +109,40 @@ describe('argus operator against the fake API server', () => {
     expect(metrics.text).toMatch(/^argus_controller_queue_depth\{controller="ingestjob"\} \d+$/m);
     expect(fake.requests.filter((r) => r.status === 403)).toEqual([]);
     expect(fake.requests.filter((r) => r.user === 'op-a' && r.status === 422)).toEqual([]);
+  });
+
+  it('fails the unprocessed items with a clear message when the Job runs out of retries; deleting the IngestJob removes its Job', async () => {
+    await start('op-a');
+    await fake.waitForRequest(INGESTJOBS_WATCH('op-a'));
+    await admin.create('IngestJob', newIngestJob('job-f', 'media', 2));
+    await stateWritten('job-f', 'pending');
+    const job = jobName((await admin.get('IngestJob', 'media', 'job-f'))!);
+    await updateStatusWithRetry(admin, 'IngestJob', 'media', 'job-f', (latest) => ({
+      ...latest.status,
+      items: [{ index: 0, identifier: 'item-0.mp4', videoId: 'video-0', status: 'success', embeddingsCount: 1 }],
+    }));
+    fake.setJobStatus('media', job, {
+      failed: 4,
+      conditions: [
+        { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded' },
+        {
+          type: 'Failed',
+          status: 'True',
+          reason: 'BackoffLimitExceeded',
+          message: 'Job has reached the specified backoff limit',
+        },
+      ],
+    });
+    const done = await stateWritten('job-f', 'completed_with_errors');
+    const failed = done.response.status.items.find((i: { index: number }) => i.index === 1);
+    expect(failed).toMatchObject({ status: 'error', identifier: 'item-1.mp4' });
+    expect(failed.message).toMatch(
+      /BackoffLimitExceeded.*worker pods failed 4 times, more than the back-off limit of 3 retries/,
+    );
+
+    await admin.delete('IngestJob', 'media', 'job-f');
+    expect(fake.get('batch', 'jobs', 'media', job)).toBeUndefined();
+    expect(fake.orphanedPods).toEqual([]);
   });
 
   it('a standby is ready, does not reconcile, and takes over when the leader stops (Lease released)', async () => {

@@ -11,6 +11,7 @@ import type { Logger } from '../services/lib/log/index.js';
 import { loadClusterOperatorConfig } from './config.js';
 import { startControllers, type RunningControllers } from './controllers/index.js';
 import {
+  describeError,
   JobWorkloadDriver,
   KubernetesResourceStore,
   LeaderElector,
@@ -63,14 +64,14 @@ export async function startOperator(env: Record<string, string | undefined>, log
     watchNamespace: cluster.watchNamespace,
     onWatchError: (kind, error) => {
       metrics.watchRestarts.inc({ kind });
-      logger.warn('list or watch failed; restarting it', { kind, error: describe(error) });
+      logger.warn('list or watch failed; restarting it', { kind, error: describeError(error) });
     },
   });
   const driver = new JobWorkloadDriver(kubeConfig, cluster.worker, {
     watchNamespace: cluster.watchNamespace,
     onWatchError: (error) => {
       metrics.watchRestarts.inc({ kind: 'Job' });
-      logger.warn('Job list or watch failed; restarting it', { error: describe(error) });
+      logger.warn('Job list or watch failed; restarting it', { error: describeError(error) });
     },
   });
 
@@ -95,7 +96,7 @@ export async function startOperator(env: Record<string, string | undefined>, log
         });
         controllersStarted = true;
       } catch (error) {
-        logger.error('the controllers did not start', { error: describe(error) });
+        logger.error('the controllers did not start', { error: describeError(error) });
       }
     });
   };
@@ -127,7 +128,7 @@ export async function startOperator(env: Record<string, string | undefined>, log
         onNewLeader: (holder) => logger.info('leader seen', { leader: holder || '(released)' }),
         onError: (error) => {
           metrics.leaseErrors.inc();
-          logger.warn('leader Lease attempt failed', { error: describe(error) });
+          logger.warn('leader Lease attempt failed', { error: describeError(error) });
         },
       })
     : undefined;
@@ -177,8 +178,4 @@ export async function startOperator(env: Record<string, string | undefined>, log
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -34,3 +34,12 @@ export function toStoreError(error: unknown, what: string): Error {
   if (error.code === 422 || error.code === 400) return new InvalidError(detail, message ? [message] : []);
   return new Error(`${what}: HTTP ${error.code}${reason ? ` ${reason}` : ''}`);
 }
+
+/** A short description of a failure for logs: the status and reason of an API refusal, never its headers or body. */
+export function describeError(error: unknown): string {
+  if (error instanceof ApiException) {
+    const { reason } = apiStatus(error);
+    return `HTTP ${error.code}${reason ? ` ${reason}` : ''}`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

@@ -8,3 +8,4 @@ export type { LeaderElectionOptions, LeaderElectionTiming } from './leader-elect
 export { loadKubeConfig } from './kubeconfig.js';
 export { allows, DATAPREP_RULES, INGEST_WORKER_RULES, OPERATOR_RULES } from './rbac.js';
 export type { PolicyRule } from './rbac.js';
+export { describeError } from './api-errors.js';

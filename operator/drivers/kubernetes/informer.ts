@@ -64,6 +64,7 @@ export class RestartingInformer<T extends KubernetesObject> {
   private stopped = false;
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
+  private running?: Promise<void>;
   private resolveSynced!: () => void;
   /** Resolves once the first list has been delivered. */
   readonly synced: Promise<void> = new Promise((resolve) => (this.resolveSynced = resolve));
@@ -102,11 +103,14 @@ export class RestartingInformer<T extends KubernetesObject> {
     await Promise.race([this.synced, this.stoppedSignal]);
   }
 
-  /** Stops for good: no more events are delivered once this resolves. */
+  /** Stops for good: no more events are delivered once this resolves, and no request stays open. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     this.resolveStopped();
+    await this.listWatch.stop();
+    // A watch request still being opened is only abortable once ListWatch holds it: stop again after that.
+    await this.running;
     await this.listWatch.stop();
   }
 
@@ -116,7 +120,10 @@ export class RestartingInformer<T extends KubernetesObject> {
   private run(): void {
     if (this.stopped) return;
     // ListWatch reports list/watch failures through its error callback, which restarts it.
-    void this.listWatch.start().then(() => this.markSynced());
+    this.running = this.listWatch.start().then(
+      () => this.markSynced(),
+      (error: unknown) => this.restartLater(error),
+    );
   }
 
   private markSynced(): void {

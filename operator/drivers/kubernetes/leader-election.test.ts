@@ -5,7 +5,7 @@ import { OPERATOR_RULES } from './rbac.js';
 import { FakeApiServer } from './testing/fake-api-server.js';
 
 // Small enough for a quick test, large enough that a loaded CI machine does not miss a renewal.
-const TIMING: LeaderElectionTiming = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 100 };
+const TIMING: LeaderElectionTiming = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 200 };
 const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/argus/leases/argus-operator';
 const SIX_DIGITS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
@@ -59,7 +59,7 @@ describe('LeaderElector against the fake API server', () => {
     const create = fake.requests.find((r) => r.method === 'POST')!;
     expect(create.path).toBe('/apis/coordination.k8s.io/v1/namespaces/argus/leases');
     expect(create.body.metadata.name).toBe('argus-operator');
-    expect(create.body.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 2, leaseTransitions: 0 });
+    expect(create.body.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 3, leaseTransitions: 0 });
     expect(create.body.spec.acquireTime).toMatch(SIX_DIGITS);
     expect(create.body.spec.renewTime).toMatch(SIX_DIGITS);
     const renew = fake.requests.find((r) => r.method === 'PUT')!;
