@@ -253,40 +253,43 @@ describe('VLM confirmation through the endpoint', () => {
   let app: ServedApp;
   let now = 0;
 
-  beforeAll(async () => {
-    vlm = await startFakeVlm();
-    const confirmer = new VlmConfirmer(
-      {
-        baseUrl: vlm.baseUrl,
-        model: 'fake-vlm',
-        maxTokens: 200,
-        temperature: 0,
-        timeoutMs: 300,
-        imageMaxSide: 256,
-        breakerFailures: 3,
-        breakerOpenMs: 30_000,
-      },
-      createLogger({ service: 'test', level: 'error', json: true }),
-      () => now,
-    );
-    app = await serveApp({
+  /** The app with a VLM client; its time-out never fires on a loaded machine unless the test makes it short. */
+  const serveWithVlm = (timeoutMs: number) =>
+    serveApp({
       estimator,
       patterns: upright,
-      vlm: confirmer,
+      vlm: new VlmConfirmer(
+        {
+          baseUrl: vlm.baseUrl,
+          model: 'fake-vlm',
+          maxTokens: 200,
+          temperature: 0,
+          timeoutMs,
+          imageMaxSide: 256,
+          breakerFailures: 3,
+          breakerOpenMs: 30_000,
+        },
+        createLogger({ service: 'test', level: 'error', json: true }),
+        () => now,
+      ),
       config: {
         minPersonScore: 0.2,
         vlmEnabledByDefault: true,
         limits: { maxFrames: 8, maxFrameBytes: MAX_FRAME_BYTES, maxFramePixels: 40_000_000, maxBodyBytes: 48e6 },
       },
     });
+
+  beforeAll(async () => {
+    vlm = await startFakeVlm();
+    app = await serveWithVlm(60_000);
   });
   afterAll(async () => {
     await app.close();
     await vlm.close();
   });
 
-  const analyse = async (fields: Record<string, string> = {}) =>
-    (await post(app.api, analysisForm({ entity_id: 'e', ...fields }, walk))).json();
+  const analyse = async (fields: Record<string, string> = {}, on: ServedApp = app) =>
+    (await post(on.api, analysisForm({ entity_id: 'e', ...fields }, walk))).json();
 
   it('confirmed: confidence is the mean of the pose and VLM confidences', async () => {
     vlm.behaviour = { kind: 'verdict', confirmed: true, confidence: 0.5, reasoning: 'a person standing' };
@@ -315,16 +318,22 @@ describe('VLM confirmation through the endpoint', () => {
       vlm_reasoning: 'VLM unavailable: the VLM answered HTTP 502',
     });
     vlm.behaviour = { kind: 'hang' };
-    expect(await analyse()).toMatchObject({
-      status: 'suspicious',
-      vlm_confirmed: null,
-      vlm_reasoning: 'VLM unavailable: no answer within 300 ms',
-    });
+    const impatient = await serveWithVlm(200);
+    try {
+      expect(await analyse({}, impatient)).toMatchObject({
+        status: 'suspicious',
+        vlm_confirmed: null,
+        vlm_reasoning: 'VLM unavailable: no answer within 200 ms',
+      });
+    } finally {
+      await impatient.close();
+    }
   });
 
   it('open circuit after 3 consecutive failures: no call for 30 s, the pose result stands', async () => {
     vlm.behaviour = { kind: 'status', status: 500 };
-    await analyse(); // third consecutive failure (502 and the time-out came before)
+    await analyse(); // second consecutive failure of this client (the 502 came before)
+    await analyse(); // third: the circuit opens
     const before = vlm.requests.length;
     const body = await analyse();
     expect(vlm.requests).toHaveLength(before);

@@ -21,7 +21,8 @@ function config(overrides: Partial<VlmConfig> = {}): VlmConfig {
     apiKey: 'sk-test',
     maxTokens: 123,
     temperature: 0.2,
-    timeoutMs: 300,
+    // Long enough never to fire on a loaded machine; only the hanging server's test uses a short one.
+    timeoutMs: 60_000,
     imageMaxSide: 64,
     breakerFailures: 3,
     breakerOpenMs: 30_000,
@@ -76,9 +77,10 @@ describe('VlmConfirmer against an OpenAI-compatible server', () => {
       reason: 'VLM unavailable: the VLM answered HTTP 500',
     });
     vlm.behaviour = { kind: 'hang' };
-    expect(await confirmer.confirm(request, 'r4')).toEqual({
+    const impatient = new VlmConfirmer(config({ timeoutMs: 200 }), logger, clock);
+    expect(await impatient.confirm(request, 'r4')).toEqual({
       kind: 'unavailable',
-      reason: 'VLM unavailable: no answer within 300 ms',
+      reason: 'VLM unavailable: no answer within 200 ms',
     });
     vlm.behaviour = { kind: 'content', content: 'I think so.' };
     expect(await confirmer.confirm(request, 'r5')).toEqual({
