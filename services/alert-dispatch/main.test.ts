@@ -5,7 +5,7 @@ import path from 'node:path';
 import mqtt from 'mqtt';
 import { createLogger } from '../lib/log/index.js';
 import { loadAlertDispatchConfig } from './config.js';
-import { startAlertDispatch } from './main.js';
+import { drainWithin, startAlertDispatch } from './main.js';
 import { startFakeLlm, type FakeLlm } from './testing/fake-llm.js';
 import { startTestBroker, type TestBroker } from './testing/mqtt-broker.js';
 import { startWebhookReceiver, type WebhookReceiver } from './testing/webhook-receiver.js';
@@ -261,5 +261,41 @@ describe('shutdown while the language model hangs', () => {
     expect(snapshots[0]).toMatch(/\.jpg$/);
     expect((await readFile(path.join(dir, 'snapshots', snapshots[0]))).equals(jpeg)).toBe(true);
     await expect(fetch(`${service.url}/api/v1/health`)).rejects.toThrow();
+  });
+  it("honours the deadline it is given (SIGTERM's one deadline) over a longer drain grace", async () => {
+    llm.behaviour = { kind: 'hang' };
+    const service = await startAlertDispatch(
+      {
+        ALERT_DISPATCH_PORT: '0',
+        ARGUS_DATA_DIR: dir,
+        WEBHOOK_URL: hook.url,
+        LLM_BASE_URL: llm.baseUrl,
+        LLM_TIMEOUT_MS: '300000',
+        ALERT_DRAIN_GRACE_MS: '600000', // alone, the drain would wait ten minutes for the model
+      },
+      logger,
+    );
+    const before = llm.requests.length;
+    const res = await fetch(`${service.url}/api/v1/alerts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ alert_type: 'intrusion', tools: ['trigger_webhook', 'log_alert'] }),
+    });
+    expect(res.status).toBe(202);
+    await llm.waitForRequests(before + 1);
+
+    // Resolving at all proves the deadline cut the drain: the test's own timeout is far below ten minutes.
+    await service.close({ deadline: Date.now() + 200 });
+
+    expect(hook.received).toEqual([]);
+    await expect(fetch(`${service.url}/api/v1/health`)).rejects.toThrow();
+  });
+});
+
+describe('drainWithin', () => {
+  it('keeps the configured grace when the deadline leaves room, and three quarters of what is left otherwise', () => {
+    expect(drainWithin(5000, 20_000)).toBe(5000);
+    expect(drainWithin(600_000, 20_000)).toBe(15_000);
+    expect(drainWithin(5000, -10)).toBe(0);
   });
 });

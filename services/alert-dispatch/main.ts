@@ -1,5 +1,5 @@
 import type { ServiceControlPlane } from '../../operator/ports/index.js';
-import { listen } from '../lib/http/index.js';
+import { listen, type StopOptions } from '../lib/http/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
 import { API_BASE_PATH, createApp } from './app.js';
 import { loadAlertDispatchConfig } from './config.js';
@@ -21,7 +21,8 @@ import { triggerWebhookTool } from './tools/trigger-webhook.js';
 /** A running alert dispatch service. */
 export interface RunningAlertDispatch {
   url: string;
-  close(): Promise<void>;
+  /** Stops intake, drains, closes; by `deadline` where one is given. */
+  close(options?: StopOptions): Promise<void>;
 }
 
 /**
@@ -103,12 +104,14 @@ export async function startAlertDispatch(
     clock,
     bodyLimit: config.bodyLimit,
   });
+  // The drain grace, cut short where the caller's deadline (SIGTERM's one deadline) leaves less.
+  let drainMs = config.drainGraceMs;
   const server = await listen(app, {
     port: config.port,
     host: config.host,
     logger: log,
     name: 'alert-dispatch',
-    beforeClose: [() => dispatcher.drain(config.drainGraceMs), () => hub.close()],
+    beforeClose: [() => dispatcher.drain(drainMs), () => hub.close()],
   });
   hub.attach(server.server);
   log.info('alert dispatch ready', {
@@ -122,11 +125,20 @@ export async function startAlertDispatch(
   let closing: Promise<void> | undefined;
   return {
     url: server.url,
-    close: () =>
+    close: (stop: StopOptions = {}) =>
       (closing ??= (async () => {
+        if (stop.deadline !== undefined) drainMs = drainWithin(config.drainGraceMs, stop.deadline - Date.now());
         subscriptions.close();
-        await server.close();
+        await server.close(stop);
         await Promise.allSettled([mcp.close(), mqtt.close()]);
       })()),
   };
+}
+
+/**
+ * How long dispatches may drain when `remainingMs` are left until the deadline: the configured grace, but never more
+ * than three quarters of what is left, so streams, MCP servers and MQTT still close in time.
+ */
+export function drainWithin(graceMs: number, remainingMs: number): number {
+  return Math.max(0, Math.min(graceMs, Math.floor(remainingMs * 0.75)));
 }
