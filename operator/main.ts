@@ -12,6 +12,7 @@ import { loadClusterOperatorConfig } from './config.js';
 import { startControllers, type RunningControllers } from './controllers/index.js';
 import {
   describeError,
+  EventRecorder,
   JobWorkloadDriver,
   KubernetesResourceStore,
   LeaderElector,
@@ -115,6 +116,20 @@ export async function startOperator(env: Record<string, string | undefined>, log
 
   const election = cluster.leaderElection;
   const identity = election.identity ?? `${os.hostname()}-${randomBytes(4).toString('hex')}`;
+  const events = new EventRecorder(kubeConfig, { controller: 'argus.dev/operator', instance: identity });
+  // `kubectl get events` (and describe lease) show who took the lead and when, as client-go's elector does.
+  const announce = () =>
+    events
+      .record(
+        {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          namespace: platform.namespace,
+          name: election.leaseName,
+        },
+        { type: 'Normal', reason: 'LeaderElection', action: 'Acquire', note: `${identity} became leader` },
+      )
+      .catch((error) => logger.warn('could not record the leader Event', { error: describeError(error) }));
   const elector = election.enabled
     ? new LeaderElector(kubeConfig, {
         namespace: platform.namespace,
@@ -123,7 +138,10 @@ export async function startOperator(env: Record<string, string | undefined>, log
         leaseDurationMs: election.leaseDurationMs,
         renewDeadlineMs: election.renewDeadlineMs,
         retryPeriodMs: election.retryPeriodMs,
-        onStartedLeading: lead,
+        onStartedLeading: () => {
+          lead();
+          void announce();
+        },
         onStoppedLeading: follow,
         onNewLeader: (holder) => logger.info('leader seen', { leader: holder || '(released)' }),
         onError: (error) => {

@@ -9,3 +9,5 @@ export { loadKubeConfig } from './kubeconfig.js';
 export { allows, DATAPREP_RULES, INGEST_WORKER_RULES, OPERATOR_RULES } from './rbac.js';
 export type { PolicyRule } from './rbac.js';
 export { describeError } from './api-errors.js';
+export { EventRecorder } from './events.js';
+export type { EventDetail, EventSubject } from './events.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { CoordinationV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, EventsV1Api } from '@kubernetes/client-node';
 import { LeaderElector, type LeaderElectionTiming } from './leader-election.js';
 import { OPERATOR_RULES } from './rbac.js';
 import { FakeApiServer } from './testing/fake-api-server.js';
@@ -76,7 +76,7 @@ describe('LeaderElector against the fake API server', () => {
     expect(a.elector.isLeader).toBe(true);
   });
 
-  it('the fake refuses what a real API server refuses: a Lease MicroTime with three fractional digits (400)', async () => {
+  it('the fake refuses what a real API server refuses: Lease and Event MicroTimes with three fractional digits (400)', async () => {
     const api = fake.kubeConfig('admin').makeApiClient(CoordinationV1Api);
     const error = await api
       .createNamespacedLease({
@@ -86,6 +86,20 @@ describe('LeaderElector against the fake API server', () => {
       .catch((e: { code: number; body: string }) => e);
     expect(error).toMatchObject({ code: 400 });
     expect(String((error as { body: string }).body)).toMatch(/cannot parse \\".\d{3}Z\\" as \\".000000\\"/);
+    const events = fake.kubeConfig('admin').makeApiClient(EventsV1Api);
+    const event = {
+      metadata: { name: 'x.1' },
+      eventTime: new Date() as never,
+      reportingController: 'argus.dev/operator',
+      reportingInstance: 'a',
+      action: 'Acquire',
+      reason: 'LeaderElection',
+      type: 'Normal',
+      regarding: { kind: 'Lease', name: 'x' },
+    };
+    await expect(events.createNamespacedEvent({ namespace: 'argus', body: event })).rejects.toMatchObject({
+      code: 400,
+    });
   });
 
   it('of two candidates only one leads; when the leader cannot renew it stops before the other takes over', async () => {

@@ -13,8 +13,9 @@ const PLURALS = Object.values(RESOURCES).map((r) => r.plural);
  * What `argus operator` calls, and nothing more (the fake API server refuses anything else in the driver tests):
  * the controllers get, list and watch the kinds, the IngestJob controller deletes finished jobs (retention); status
  * goes through the status subresource (PUT); blockOwnerDeletion on the Jobs needs `update` on the owner's finalizers;
- * the Job driver creates, reads, watches (to wake the controllers) and deletes Jobs; the leader elector reads, creates and renews its Lease. No
- * controller writes spec or metadata, patches, or records Events today: add the verbs with the code that needs them.
+ * the Job driver creates, reads, watches (to wake the controllers) and deletes Jobs; the leader elector reads, creates
+ * and renews its Lease, and the operator records an Event when a replica takes the lead. No controller writes spec
+ * or metadata, or patches, today: add the verbs with the code that needs them.
  */
 export const OPERATOR_RULES: PolicyRule[] = [
   { apiGroups: [GROUP], resources: PLURALS, verbs: ['get', 'list', 'watch', 'delete'] },
@@ -22,6 +23,7 @@ export const OPERATOR_RULES: PolicyRule[] = [
   { apiGroups: [GROUP], resources: PLURALS.map((p) => `${p}/finalizers`), verbs: ['update'] },
   { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list', 'watch', 'delete'] },
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
 ];
 
 /** What an ingest worker pod (`argus worker ingest`) calls: it reads its IngestJob and writes item results to status. */

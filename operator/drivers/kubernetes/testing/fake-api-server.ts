@@ -140,6 +140,34 @@ const LEASES: ResourceType = {
   },
 };
 
+const EVENTS: ResourceType = {
+  group: 'events.k8s.io',
+  version: 'v1',
+  plural: 'events',
+  kind: 'Event',
+  statusSubresource: false,
+  generation: false,
+  unconditionalUpdate: true,
+  validate(event) {
+    const time = event.eventTime;
+    if (typeof time !== 'string' || !MICRO_TIME.test(time)) {
+      const fraction = /(\.\d*)?(Z|[+-]\d{2}:\d{2})?$/.exec(String(time))?.[0] ?? '';
+      return {
+        code: 400,
+        reason: 'BadRequest',
+        message: `Event in version "v1" cannot be handled as a Event: parsing time "${time}" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "${fraction}" as ".000000"`,
+      };
+    }
+    const problems = ['reportingController', 'reportingInstance', 'action', 'reason']
+      .filter((field) => !event[field])
+      .map((field) => `${field}: Required value`);
+    if (!['Normal', 'Warning'].includes(event.type)) problems.push('type: Unsupported value');
+    if (Buffer.byteLength(event.note ?? '') > 1024) problems.push('note: Too long: may not be longer than 1024');
+    if (!event.regarding?.kind || !event.regarding?.name) problems.push('regarding: Required value');
+    return problems.length ? invalid(problems.join('; ')) : undefined;
+  },
+};
+
 const QUANTITY = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[mkMGTPE])?$/;
 
 function jobProblems(job: any, old: any | undefined): string[] {
@@ -201,7 +229,7 @@ const JOBS: ResourceType = {
   },
 };
 
-const TYPES: ResourceType[] = [...(Object.keys(RESOURCES) as KindName[]).map(customResourceType), JOBS, LEASES];
+const TYPES: ResourceType[] = [...(Object.keys(RESOURCES) as KindName[]).map(customResourceType), JOBS, LEASES, EVENTS];
 
 function typeKey(t: { group: string; plural: string }): string {
   return `${t.group}/${t.plural}`;
