@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import sharp from 'sharp';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fixtureImage, makeTestVideo } from '../../test/support/media.js';
@@ -204,6 +205,38 @@ describe('dataprep batch jobs on the embedded control plane', () => {
       expect(await runsOf('r1')).toEqual(r1Runs);
       expect(await runsOf('r2')).toHaveProperty('size', 1);
       expect((await embeddings('batch-restart', 'r2')).length).toBe(byName(done).r2.embeddings_count);
+    });
+  });
+
+  describe('replacing earlier runs', () => {
+    it('removes what an earlier attempt left of the first item an attempt runs', async () => {
+      const hold = h.gate.hold('stale.png');
+      // A small image of its own (a copy of another test's would end as a duplicate before the pipeline).
+      const image = await sharp(await readFile(fixtureImage('astronaut.png')))
+        .resize(96)
+        .png()
+        .toBuffer();
+      const { body } = await submit('/media/ingest/batch', {
+        bucket_name: 'batch-stale',
+        images: [{ type: 'image_base64', image_base64: image.toString('base64'), filename: 'stale.png' }],
+        ...noDetection,
+      });
+      const { videoId } = await hold.reached;
+      // What a run killed with -9 leaves behind: records of another run of the same video.
+      const dimension = h.services.models.imageEmbedder.dimension;
+      await h.vectorStore.insert([
+        {
+          id: `stale-${videoId}`,
+          vector: new Array(dimension).fill(0.5),
+          metadata: { bucket_name: 'batch-stale', video_id: videoId, run_id: 'crashed-run', tags: [] },
+        },
+      ]);
+      hold.release();
+      const done = await h.waitForJob(body.job_id);
+      expect(done.state).toBe('completed');
+      const runs = new Set((await embeddings('batch-stale', videoId)).map((e) => e.metadata.run_id));
+      expect(runs.size).toBe(1);
+      expect(runs.has('crashed-run')).toBe(false);
     });
   });
 

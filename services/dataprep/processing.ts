@@ -37,6 +37,11 @@ export interface ProcessingInput {
   ownsStoredMedia: boolean;
   /** Apply the duplicate policy (409) before embedding. */
   enforceDuplicatePolicy: boolean;
+  /**
+   * True when the video certainly has no embeddings from an earlier run (a job item that no attempt has started
+   * before): the replace step, a vector-database delete whose cost grows with the table, is skipped. Default false.
+   */
+  noEarlierRuns?: boolean;
   /** User metadata for every embedding (directory ingest, control-plane issue); canonical keys are refused. */
   metadata?: Record<string, MetadataValue>;
   /** Origin path of media referenced in place (directory ingest with store_copy=false), recorded as `source_path`. */
@@ -149,7 +154,7 @@ export class MediaProcessing {
         });
       }
       // The new set is complete: now, and only now, the previous one goes (a new video has none).
-      if (!input.ownsStoredMedia) {
+      if (!input.ownsStoredMedia && !input.noEarlierRuns) {
         await this.deps.vectorStore.delete({
           equals: { bucket_name: media.bucket, video_id: media.videoId },
           notEquals: { run_id: runId },

@@ -35,6 +35,8 @@ export interface ItemRun {
   index: number;
   item: IngestItem;
   signal: AbortSignal;
+  /** No attempt has run this item before, so its video has no embeddings to replace (processing skips that step). */
+  noEarlierRuns: boolean;
 }
 
 /** What an item's source provides before processing: the media, how to treat it, and how to undo a failed item. */
@@ -237,6 +239,7 @@ export async function ingestItem(services: DataprepServices, run: ItemRun): Prom
       // The item's video id is fixed by the job, so a re-run replaces its embeddings: never "owned" here.
       ownsStoredMedia: false,
       enforceDuplicatePolicy: prepared.enforceDuplicatePolicy,
+      noEarlierRuns: run.noEarlierRuns,
       metadata: prepared.metadata,
       sourcePath: prepared.sourcePath,
       signal: run.signal,

@@ -1,9 +1,24 @@
 import { HttpError } from '../../lib/http/index.js';
-import { ITEM_MESSAGE_MAX, type IngestItemResult, type IngestJob } from '../../../operator/api/index.js';
+import {
+  ITEM_MESSAGE_MAX,
+  type IngestItemResult,
+  type IngestJob,
+  type IngestSource,
+} from '../../../operator/api/index.js';
 import { updateStatusWithRetry, type ResourceStore, type Worker } from '../../../operator/ports/index.js';
 import { isBackendFailure, STORAGE_UNAVAILABLE_MESSAGE } from '../errors.js';
 import type { DataprepServices } from '../services.js';
 import { ingestItem, ItemSkipped } from './ingest-item.js';
+
+/**
+ * A shard runs its items in order, so when an attempt stops at most two of them lack a stored result: the one running
+ * and the one before it, whose result was still being written. Only the first two items a new attempt runs can hold
+ * embeddings of an earlier attempt.
+ */
+const ITEMS_AN_ATTEMPT_MAY_LEAVE = 2;
+
+/** Sources whose items are media stored (or referenced) for this job under a new video id: no embeddings before it. */
+const NEW_MEDIA_SOURCES: readonly IngestSource[] = ['upload_batch', 'image_batch', 'directory'];
 
 /** Message of an item that failed unexpectedly (details only in the log). */
 export const ITEM_UNEXPECTED_MESSAGE = 'Unexpected failure while processing the item';
@@ -18,11 +33,12 @@ async function runItem(
   job: IngestJob,
   index: number,
   signal: AbortSignal,
+  noEarlierRuns: boolean,
 ): Promise<IngestItemResult> {
   const item = job.spec.items[index];
   const base = { index, identifier: item.identifier, ...(item.videoId ? { videoId: item.videoId } : {}) };
   try {
-    const embeddings = await ingestItem(services, { job, index, item, signal });
+    const embeddings = await ingestItem(services, { job, index, item, signal, noEarlierRuns });
     return { ...base, status: 'success', embeddingsCount: embeddings };
   } catch (error) {
     if (signal.aborted) throw signal.reason;
@@ -61,13 +77,15 @@ export function ingestWorker(services: DataprepServices, resources: ResourceStor
     // The result of an item is written while the next item runs, so the store's durable write is not on the items'
     // path; one write at a time, in item order, and the shard returns only once the last one is stored.
     let writing: Promise<unknown> = Promise.resolve();
+    let run = 0;
     try {
       for (let i = index; ; i += completions) {
         signal.throwIfAborted();
         const job = await resources.get('IngestJob', namespace, name);
         if (!job || job.spec.cancelRequested || i >= job.spec.items.length) return;
         if (job.status?.items?.some((r) => r.index === i)) continue;
-        const result = await runItem(services, job, i, signal);
+        const noEarlierRuns = run++ >= ITEMS_AN_ATTEMPT_MAY_LEAVE && NEW_MEDIA_SOURCES.includes(job.spec.source);
+        const result = await runItem(services, job, i, signal, noEarlierRuns);
         await writing;
         const write = recordResult(resources, job, result);
         // Awaited before the next write or at the end; this only keeps it from counting as unhandled meanwhile.

@@ -22,20 +22,23 @@ import { TEST_LIMITS, testModels } from './harness.js';
 
 /** A point the pipeline stops at for one video until the test lets it go on. */
 export interface Hold {
-  /** Resolves when the pipeline reached the video. */
-  reached: Promise<void>;
+  /** Resolves with the pipeline's request when it reached the video. */
+  reached: Promise<EmbedMediaRequest>;
   release(): void;
 }
 
 /** Holds the embedding of chosen videos (to act while a job item is running). */
 export class EmbedGate {
-  private readonly holds = new Map<string, { reached: () => void; released: Promise<void> }>();
+  private readonly holds = new Map<
+    string,
+    { reached: (request: EmbedMediaRequest) => void; released: Promise<void> }
+  >();
 
   /** The next embedding of `key` (a video id or a file name) waits until `release()` is called. */
   hold(key: string): Hold {
-    let reached!: () => void;
+    let reached!: (request: EmbedMediaRequest) => void;
     let release!: () => void;
-    const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
+    const reachedPromise = new Promise<EmbedMediaRequest>((resolve) => (reached = resolve));
     const released = new Promise<void>((resolve) => (release = resolve));
     this.holds.set(key, { reached, released });
     return { reached: reachedPromise, release };
@@ -46,7 +49,7 @@ export class EmbedGate {
     const hold = this.holds.get(key);
     if (!hold) return;
     this.holds.delete(key);
-    hold.reached();
+    hold.reached(request);
     // A stopping worker aborts the run: the hold gives way as the pipeline itself would.
     const signal = request.signal;
     await new Promise<void>((resolve, reject) => {
