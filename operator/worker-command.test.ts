@@ -132,4 +132,43 @@ describe('argus worker against the fake API server', () => {
     expect(stderr).toMatch(/argus worker: --job needs <namespace>\/<name>/);
     expect(stderr).toMatch(/usage: argus/);
   });
+
+  it("argus worker ingest runs dataprep's ingest worker in a real process over the API server and exits 0", async () => {
+    // batch_existing items whose videos are not in the bucket: each one is an error result, the shard still succeeds.
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'bin/argus.ts', 'worker', 'ingest', '--job', 'media/job-a', '--completions', '2'],
+      {
+        cwd: path.resolve(import.meta.dirname, '..'),
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          KUBECONFIG: kubeconfig,
+          JOB_COMPLETION_INDEX: '1',
+          ARGUS_DATA_DIR: dir,
+          MM_DATAPREP_PRELOAD_MODELS: 'false',
+          ARGUS_LOG_FORMAT: 'json',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const [code] = await once(child, 'exit');
+    expect({ code, output: code === 0 ? '' : output }).toEqual({ code: 0, output: '' });
+    const items = fake.get('argus.dev', 'ingestjobs', 'media', 'job-a').status.items;
+    expect(items).toEqual([
+      expect.objectContaining({ index: 1, identifier: 'item-1.mp4', videoId: 'video-1', status: 'error' }),
+      expect.objectContaining({ index: 3, identifier: 'item-3.mp4', videoId: 'video-3', status: 'error' }),
+    ]);
+    expect(items[0].message).toMatch(/No video found/);
+    expect(fake.requests.filter((r) => r.status === 403)).toEqual([]);
+    expect(new Set(fake.requests.filter((r) => r.user === 'worker').map((r) => `${r.method} ${r.path}`))).toEqual(
+      new Set([
+        'GET /apis/argus.dev/v1alpha1/namespaces/media/ingestjobs/job-a',
+        'PUT /apis/argus.dev/v1alpha1/namespaces/media/ingestjobs/job-a/status',
+      ]),
+    );
+  });
 });
