@@ -139,4 +139,44 @@ describe('convertTfjsGraph', () => {
     expect(dims).toEqual([2, 2]);
     expect(got).toEqual([15, 13, 19, 17]);
   });
+  it('maps StridedSlice new-axis masks like TFJS (x[:, newaxis, 1:3], as MoveNet MultiPose uses them)', async () => {
+    const nodes = [
+      placeholder('x', 'float32', [2, 4]),
+      {
+        name: 'ss',
+        op: 'StridedSlice',
+        input: ['x', 'begin', 'end', 'strides'],
+        attr: { T: dt('float32'), begin_mask: { i: 1 }, end_mask: { i: 1 }, new_axis_mask: { i: 2 } },
+      },
+    ];
+    const model = graph(nodes, {
+      begin: { data: [0, 0, 1], shape: [3] },
+      end: { data: [0, 0, 3], shape: [3] },
+      strides: { data: [1, 1, 1], shape: [3] },
+    });
+    const feeds: Record<string, Feed> = {
+      x: { data: Float32Array.from({ length: 8 }, (_, i) => i), shape: [2, 4], dtype: 'float32' },
+    };
+    const { got, dims, expected } = await compare(model, feeds, 'ss');
+    expect(dims).toEqual([2, 1, 2]);
+    expect(got).toEqual([1, 2, 5, 6]);
+    expect(got).toEqual(expected);
+  });
+
+  it('maps AddN, Reciprocal and Size like TFJS', async () => {
+    const nodes = [
+      placeholder('x', 'float32', [2, 3]),
+      { name: 'sum', op: 'AddN', input: ['x', 'x', 'x'], attr: { T: dt('float32'), N: { i: 3 } } },
+      { name: 'inv', op: 'Reciprocal', input: ['sum'], attr: { T: dt('float32') } },
+      { name: 'size', op: 'Size', input: ['inv'], attr: { T: dt('float32'), out_type: dt('int32') } },
+    ];
+    const x = Float32Array.from([1, 2, 4, 5, 8, 10]);
+    const feeds: Record<string, Feed> = { x: { data: x, shape: [2, 3], dtype: 'float32' } };
+    const inverse = await compare(graph(nodes), feeds, 'inv');
+    expect(maxAbsDiff(inverse.got, inverse.expected)).toBeLessThan(1e-6);
+    expect(inverse.got[0]).toBeCloseTo(1 / 3);
+    const size = await compare(graph(nodes), feeds, 'size');
+    expect(size.got).toEqual([6]);
+    expect(size.expected).toEqual([6]);
+  });
 });
