@@ -139,6 +139,7 @@ describe('convertTfjsGraph', () => {
     expect(dims).toEqual([2, 2]);
     expect(got).toEqual([15, 13, 19, 17]);
   });
+
   it('maps StridedSlice new-axis masks like TFJS (x[:, newaxis, 1:3], as MoveNet MultiPose uses them)', async () => {
     const nodes = [
       placeholder('x', 'float32', [2, 4]),
