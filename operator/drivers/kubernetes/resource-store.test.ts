@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { describeResourceStoreContract, EventLog, newIngestJob } from '../../ports/resource-store.contract.js';
 import { ConflictError, updateStatusWithRetry } from '../../ports/index.js';
 import { DATAPREP_RULES, INGEST_WORKER_RULES, OPERATOR_RULES } from './rbac.js';
@@ -195,5 +196,19 @@ describe('KubernetesResourceStore at the HTTP boundary', () => {
     ).rejects.toThrow(/HTTP 403 Forbidden/);
     const forbidden = fake.requests.filter((r) => r.status === 403).map((r) => `${r.user} ${r.method}`);
     expect(forbidden).toEqual(['worker GET', 'worker DELETE', 'operator POST', 'operator PUT']);
+  });
+
+  it('the fake refuses a strategic merge patch of a custom resource with 415, as a real server does', async () => {
+    await store.create('IngestJob', newIngestJob('job-a'));
+    const api = fake.kubeConfig('admin').makeApiClient(CustomObjectsApi);
+    const at = { group: 'argus.dev', version: 'v1alpha1', namespace: 'default', plural: 'ingestjobs', name: 'job-a' };
+    const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+    await expect(api.patchNamespacedCustomObject({ ...at, body: {} }, strategic)).rejects.toMatchObject({ code: 415 });
+    // What client-node 1.4 sends when no patch type is chosen: JSON patch, which custom resources accept.
+    await api.patchNamespacedCustomObject({ ...at, body: [] }).catch(() => undefined);
+    expect(fake.requests.filter((r) => r.method === 'PATCH').map((r) => r.contentType)).toEqual([
+      'application/strategic-merge-patch+json',
+      'application/json-patch+json',
+    ]);
   });
 });
