@@ -70,6 +70,8 @@ export class RestartingInformer<T extends KubernetesObject> {
   readonly synced: Promise<void> = new Promise((resolve) => (this.resolveSynced = resolve));
   private isSynced = false;
   private listedOnce = false;
+  private resolveStopped!: () => void;
+  private readonly stoppedSignal = new Promise<void>((resolve) => (this.resolveStopped = resolve));
 
   constructor(
     config: KubeConfig,
@@ -113,9 +115,6 @@ export class RestartingInformer<T extends KubernetesObject> {
     await this.running;
     await this.listWatch.stop();
   }
-
-  private resolveStopped!: () => void;
-  private readonly stoppedSignal = new Promise<void>((resolve) => (this.resolveStopped = resolve));
 
   private run(): void {
     if (this.stopped) return;
