@@ -4,22 +4,6 @@ import { COCO_KEYPOINT_NAMES, type Keypoint, type Pose } from '../../lib/inferen
 /** A body as 2-D points per COCO keypoint name (pixels of the canvas). */
 export type Skeleton = Record<(typeof COCO_KEYPOINT_NAMES)[number], [number, number]>;
 
-/** Limbs drawn between keypoints, with their colours (clothes on the body, skin on the forearms). */
-const LIMBS: Array<[keyof Skeleton, keyof Skeleton, string, number]> = [
-  ['left_shoulder', 'right_shoulder', '#1f4e9c', 26],
-  ['left_hip', 'right_hip', '#333333', 26],
-  ['left_shoulder', 'left_hip', '#1f4e9c', 30],
-  ['right_shoulder', 'right_hip', '#1f4e9c', 30],
-  ['left_shoulder', 'left_elbow', '#1f4e9c', 18],
-  ['right_shoulder', 'right_elbow', '#1f4e9c', 18],
-  ['left_elbow', 'left_wrist', '#e0ac69', 14],
-  ['right_elbow', 'right_wrist', '#e0ac69', 14],
-  ['left_hip', 'left_knee', '#333333', 22],
-  ['right_hip', 'right_knee', '#333333', 22],
-  ['left_knee', 'left_ankle', '#333333', 18],
-  ['right_knee', 'right_ankle', '#333333', 18],
-];
-
 /**
  * A standing figure facing the camera, `height` pixels tall with its feet at (`x`, `feetY`); arms hang down. The
  * figure's left is the image's right, as a person facing the camera.
@@ -88,27 +72,52 @@ export function poseOf(skeleton: Skeleton, score = 0.9): Pose {
   return { keypoints, box: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)], score };
 }
 
-/** SVG of the figure on a plain background: limbs as thick round strokes, a head, a face. */
-export function stickFigureSvg(skeleton: Skeleton, width: number, height: number): string {
-  const lines = LIMBS.map(([a, b, colour, w]) => {
-    const [x1, y1] = skeleton[a];
-    const [x2, y2] = skeleton[b];
-    return `<line x1="${x1}" y1="${y1}" x2="${x2}" y2="${y2}" stroke="${colour}" stroke-width="${w}" stroke-linecap="round"/>`;
-  });
-  const [nx, ny] = skeleton.nose;
-  const [lx, ly] = skeleton.left_shoulder;
-  const [rx, ry] = skeleton.right_shoulder;
-  const headR = Math.hypot(lx - rx, ly - ry) * 0.32;
-  const dot = (name: keyof Skeleton, r: number, colour: string) =>
-    `<circle cx="${skeleton[name][0]}" cy="${skeleton[name][1]}" r="${r}" fill="${colour}"/>`;
+const SKIN = '#d9a066';
+const SHIRT = '#b03a2e';
+const TROUSERS = '#2b3a55';
+
+/**
+ * SVG of the figure: limbs as thick round strokes (trousers, sleeves, bare forearms), a filled torso, hands, shoes, a
+ * neck and a head with hair and a face, over a wall-to-floor gradient. Flat shapes like these are found by the pose
+ * model with its keypoints within a few pixels of the skeleton's (checked by the tests that use them).
+ */
+export function stickFigureSvg(s: Skeleton, width: number, height: number): string {
+  const line = (a: keyof Skeleton, b: keyof Skeleton, colour: string, w: number) =>
+    `<line x1="${s[a][0]}" y1="${s[a][1]}" x2="${s[b][0]}" y2="${s[b][1]}" stroke="${colour}" stroke-width="${w}" ` +
+    'stroke-linecap="round"/>';
+  const torso = (['left_shoulder', 'right_shoulder', 'right_hip', 'left_hip'] as const).map((n) => s[n].join(','));
+  const [nx, ny] = s.nose;
+  const shoulderWidth = Math.hypot(s.left_shoulder[0] - s.right_shoulder[0], s.left_shoulder[1] - s.right_shoulder[1]);
+  const r = shoulderWidth * 0.3;
+  const neck: [number, number] = [
+    (s.left_shoulder[0] + s.right_shoulder[0]) / 2,
+    (s.left_shoulder[1] + s.right_shoulder[1]) / 2,
+  ];
+  const dot = (name: keyof Skeleton, radius: number, colour: string) =>
+    `<circle cx="${s[name][0]}" cy="${s[name][1]}" r="${radius}" fill="${colour}"/>`;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
-<rect width="100%" height="100%" fill="#d8d2c4"/>
-<line x1="${(lx + rx) / 2}" y1="${(ly + ry) / 2}" x2="${nx}" y2="${ny}" stroke="#e0ac69" stroke-width="16"/>
-${lines.join('\n')}
-<circle cx="${nx}" cy="${ny - headR * 0.15}" r="${headR}" fill="#e0ac69"/>
-${dot('left_eye', headR * 0.12, '#222')}${dot('right_eye', headR * 0.12, '#222')}
-${dot('left_wrist', 9, '#e0ac69')}${dot('right_wrist', 9, '#e0ac69')}
+<defs><linearGradient id="room" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#c9d6df"/>
+<stop offset="0.7" stop-color="#e8e2d0"/><stop offset="1" stop-color="#8a7f6a"/></linearGradient></defs>
+<rect width="100%" height="100%" fill="url(#room)"/>
+${line('left_hip', 'left_knee', TROUSERS, 30)}${line('right_hip', 'right_knee', TROUSERS, 30)}
+${line('left_knee', 'left_ankle', TROUSERS, 24)}${line('right_knee', 'right_ankle', TROUSERS, 24)}
+${dot('left_ankle', 12, '#222')}${dot('right_ankle', 12, '#222')}
+<polygon points="${torso.join(' ')}" fill="${SHIRT}" stroke="${SHIRT}" stroke-width="14" stroke-linejoin="round"/>
+${line('left_shoulder', 'left_elbow', SHIRT, 22)}${line('right_shoulder', 'right_elbow', SHIRT, 22)}
+${line('left_elbow', 'left_wrist', SKIN, 16)}${line('right_elbow', 'right_wrist', SKIN, 16)}
+${dot('left_wrist', 11, SKIN)}${dot('right_wrist', 11, SKIN)}
+<line x1="${neck[0]}" y1="${neck[1]}" x2="${nx}" y2="${ny}" stroke="${SKIN}" stroke-width="${r * 0.7}"/>
+<ellipse cx="${nx}" cy="${ny - r * 0.1}" rx="${r * 0.85}" ry="${r}" fill="${SKIN}" transform="rotate(${headTilt(s)} ${nx} ${ny})"/>
+<path d="M ${nx - r * 0.85} ${ny - r * 0.2} Q ${nx} ${ny - r * 1.6} ${nx + r * 0.85} ${ny - r * 0.2} Z" fill="#3b2a1a" transform="rotate(${headTilt(s)} ${nx} ${ny})"/>
+${dot('left_eye', r * 0.1, '#111')}${dot('right_eye', r * 0.1, '#111')}
 </svg>`;
+}
+
+/** The head's tilt in degrees: it follows the line from the neck to the nose (0 for an upright body). */
+function headTilt(s: Skeleton): number {
+  const neckX = (s.left_shoulder[0] + s.right_shoulder[0]) / 2;
+  const neckY = (s.left_shoulder[1] + s.right_shoulder[1]) / 2;
+  return (Math.atan2(s.nose[0] - neckX, neckY - s.nose[1]) * 180) / Math.PI;
 }
 
 /** Renders the figure to an image file (JPEG by default) with sharp. */
