@@ -117,6 +117,17 @@ describe('POST /api/v1/analyze/batch with the real pose model', () => {
   });
 });
 
+describe('metrics', () => {
+  it('counts answers by status and pattern, and frames by outcome, on /metrics (the requests above)', async () => {
+    const text = await (await fetch(`${served.url}/metrics`)).text();
+    expect(text).toMatch(
+      /frame_analysis_results_total\{status="suspicious",pattern="fall_detection",service="[^"]+"\} 2/,
+    );
+    expect(text).toMatch(/frame_analysis_results_total\{status="pose_not_detected",pattern="none",service="[^"]+"\} 3/);
+    expect(text).toMatch(/frame_analysis_frames_total\{outcome="rejected",service="[^"]+"\} 1/);
+  });
+});
+
 describe('error bodies through the real multipart endpoint', () => {
   it('400 NO_FRAMES_PROVIDED without frames', async () => {
     const response = await post(served.api, analysisForm({ entity_id: 'e' }, []));

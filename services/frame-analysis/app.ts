@@ -1,6 +1,7 @@
 import { createHttpApp, type HttpApp } from '../lib/http/index.js';
 import type { LoadedMultiPoseEstimator } from '../lib/inference/index.js';
 import type { Logger } from '../lib/log/index.js';
+import { AnalysisMetrics } from './analysis/analysis-metrics.js';
 import { FrameAnalyzer } from './analysis/frame-analyzer.js';
 import type { FrameAnalysisConfig } from './config.js';
 import { analysisErrorStyle } from './errors.js';
@@ -29,13 +30,15 @@ function analysisSide(estimator: LoadedMultiPoseEstimator): number {
 
 /** Builds the frame-analysis Koa app (no listen). */
 export function createApp(deps: FrameAnalysisDeps): HttpApp {
+  const metrics = new AnalysisMetrics();
   const analyzer = new FrameAnalyzer({
     estimator: deps.estimator,
     minPersonScore: deps.config.minPersonScore,
     vlm: deps.vlm,
     logger: deps.logger,
+    metrics,
   });
-  return createHttpApp({
+  const http = createHttpApp({
     info: {
       title: 'Argus frame analysis',
       version: '1.0.0',
@@ -63,4 +66,6 @@ export function createApp(deps: FrameAnalysisDeps): HttpApp {
       }),
     ],
   });
+  metrics.register(http.metrics.registry);
+  return http;
 }

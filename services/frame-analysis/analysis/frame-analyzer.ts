@@ -6,6 +6,7 @@ import type { Pattern } from '../patterns/pattern.js';
 import { mostConfident, type PatternResult } from '../patterns/evaluate.js';
 import { trackEntity, type FramePoses } from '../poses/track-entity.js';
 import type { VlmConfirmer } from '../vlm/vlm-confirmer.js';
+import type { AnalysisMetrics } from './analysis-metrics.js';
 
 /** The contract's AnalyzeDirectResponse. */
 export interface AnalyzeDirectResponse {
@@ -43,6 +44,7 @@ export interface FrameAnalyzerDeps {
   minPersonScore: number;
   vlm?: VlmConfirmer;
   logger: Logger;
+  metrics?: AnalysisMetrics;
 }
 
 /** Something in the analysis failed unexpectedly; `summary` is safe to show, the cause is only logged. */
@@ -100,6 +102,7 @@ export class FrameAnalyzer {
       seen.push({ index, timeMs: frame.timeMs, poses: await this.estimate(decoded.image) });
       validBytes.push(frame.bytes!);
     }
+    this.deps.metrics?.framesSeen(seen.length, invalid.length);
     if (seen.length === 0) {
       throw new AnalysisError(422, 'INVALID_FRAMES', 'No valid frame could be decoded', invalid);
     }
@@ -111,6 +114,7 @@ export class FrameAnalyzer {
       vlm_reasoning: null,
     };
     if (!seen.some((frame) => frame.poses.length > 0)) {
+      this.deps.metrics?.result('pose_not_detected', undefined);
       return {
         ...base,
         status: 'pose_not_detected',
@@ -122,8 +126,23 @@ export class FrameAnalyzer {
     const entity = trackEntity(seen);
     const result = mostConfident(request.patterns, entity, request.timestamped);
     if (!result) {
+      this.deps.metrics?.result('no_match', undefined);
       return { ...base, status: 'no_match', pose_detected: true, confidence: null, message: 'No pattern is enabled' };
     }
+    const answer = await this.withVlm(result, base, request, validBytes, requestId, signal);
+    this.deps.metrics?.result(answer.status, result.pattern.id);
+    return answer;
+  }
+
+  /** The pattern's answer, confirmed or rejected by the VLM when it matched and the VLM path is on. */
+  private async withVlm(
+    result: PatternResult,
+    base: Pick<AnalyzeDirectResponse, 'entity_id' | 'frames_submitted' | 'vlm_confirmed' | 'vlm_reasoning'>,
+    request: AnalysisRequest,
+    validBytes: Buffer[],
+    requestId: string,
+    signal?: AbortSignal,
+  ): Promise<AnalyzeDirectResponse> {
     const poseAnswer: AnalyzeDirectResponse = {
       ...base,
       status: result.matched ? 'suspicious' : 'no_match',
@@ -144,6 +163,9 @@ export class FrameAnalyzer {
       },
       requestId,
       signal,
+    );
+    this.deps.metrics?.vlm(
+      outcome.kind === 'unavailable' ? 'unavailable' : outcome.verdict.confirmed ? 'confirmed' : 'rejected',
     );
     if (outcome.kind === 'unavailable') return { ...poseAnswer, vlm_reasoning: outcome.reason };
     const { verdict } = outcome;
