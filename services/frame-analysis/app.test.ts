@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import sharp from 'sharp';
 import { fixtureImage } from '../../test/support/fixtures.js';
+import { captureLogs, logsWritten } from '../../test/support/logs.js';
 import { multiPoseModel } from '../lib/inference/import/index.js';
 import type { LoadedMultiPoseEstimator } from '../lib/inference/index.js';
 import { MAX_FRAME_BYTES } from './config.js';
@@ -228,7 +229,8 @@ describe('500 INTERNAL_ERROR', () => {
     await copyFile(path.join(modelsDir, multiPoseModel.name, 'manifest.json'), path.join(broken, 'manifest.json'));
     await writeFile(path.join(broken, 'model.onnx'), 'not an onnx graph');
     const brokenEstimator = await realEstimator(broken);
-    const app = await serveApp({ estimator: brokenEstimator });
+    const logs = captureLogs();
+    const app = await serveApp({ estimator: brokenEstimator, logger: logs.logger });
     try {
       const response = await post(app.api, analysisForm({ entity_id: 'e' }, [coffee]));
       expect(response.status).toBe(500);
@@ -237,6 +239,16 @@ describe('500 INTERNAL_ERROR', () => {
         detail: { error_code: 'INTERNAL_ERROR', message: 'Analysis failed: pose estimation failed' },
       });
       expect(text).not.toMatch(/onnx|at \w+ \(|\.ts:/i);
+      // The cause is logged with the request id instead: on stderr, stack included.
+      await logsWritten();
+      expect(logs.lines('err')).toContainEqual(
+        expect.objectContaining({
+          message: 'analysis failed',
+          requestId: response.headers.get('x-request-id'),
+          step: 'pose estimation failed',
+          stack: expect.stringContaining('Protobuf parsing failed'),
+        }),
+      );
     } finally {
       await app.close();
     }
