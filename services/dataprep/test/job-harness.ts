@@ -8,7 +8,7 @@ import { openEmbeddedControlPlane } from '../../../operator/embedded-control-pla
 import type { ServiceControlPlane } from '../../../operator/ports/index.js';
 import { listen, type RunningServer } from '../../lib/http/index.js';
 import { createLogger } from '../../lib/log/index.js';
-import { LocalObjectStore } from '../../lib/storage/index.js';
+import { LocalObjectStore, type ObjectStore } from '../../lib/storage/index.js';
 import { createVectorStore, type VectorStore } from '../../lib/vectors/index.js';
 import { createApp } from '../app.js';
 import { loadDataprepConfig, type DataprepConfig } from '../config.js';
@@ -82,7 +82,7 @@ export interface JobHarness {
   config: DataprepConfig;
   services: DataprepServices;
   vectorStore: VectorStore;
-  objectStore: LocalObjectStore;
+  objectStore: ObjectStore;
   controlPlane: ServiceControlPlane;
   /** The ingest data root (MM_DATAPREP_INGEST_DATA_ROOT); a temp dir. */
   ingestRoot: string;
@@ -102,6 +102,8 @@ export interface JobHarness {
 /** What a harness changes. */
 export interface JobHarnessOptions {
   env?: Record<string, string>;
+  /** Media storage (default: the local store under the data dir). */
+  objectStore?: ObjectStore;
   /** Register the ingest worker (default true); without it jobs stay pending. */
   registerWorker?: boolean;
 }
@@ -140,7 +142,7 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
     table: vectors.textTable,
     dimension: loaded.textEmbedder.dimension,
   });
-  const objectStore = new LocalObjectStore(path.join(config.dataDir, 'media'));
+  const objectStore = options.objectStore ?? new LocalObjectStore(path.join(config.dataDir, 'media'));
   const gate = new EmbedGate();
   const pipelineDeps = { imageEmbedder: loaded.imageEmbedder, detector: loaded.detector, vectors: vectorStore, logger };
   const telemetry = await TelemetryLog.open({ maxRecords: 20 });
