@@ -2,6 +2,7 @@
  * @jest-environment ./services/lib/inference/onnx-test-environment.ts
  */
 import { mkdir, mkdtemp, readFile, writeFile, copyFile } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -212,6 +213,51 @@ describe('error bodies through the real multipart endpoint', () => {
     );
     expect(big.status).toBe(413);
     expect((await big.json()).detail.error_code).toBe('REQUEST_TOO_LARGE');
+  });
+
+  it('413 REQUEST_TOO_LARGE for a chunked body that grows past the limit while it is read', async () => {
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(`${served.api}/analyze/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=x', 'transfer-encoding': 'chunked' },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+      });
+      req.on('error', reject);
+      req.write('--x\r\nContent-Disposition: form-data; name="frames"; filename="a.jpg"\r\n\r\n');
+      // 12 chunks of 1 MiB (the limit is 8 MiB); writing stops once the server has answered.
+      let sent = 0;
+      const writeMore = () => {
+        while (sent < 12 && !req.destroyed) {
+          sent += 1;
+          if (!req.write(Buffer.alloc(1024 * 1024))) return req.once('drain', writeMore);
+        }
+        req.end();
+      };
+      writeMore();
+    });
+    expect(status).toBe(413);
+    expect(JSON.parse(body).detail.error_code).toBe('REQUEST_TOO_LARGE');
+  });
+
+  it('survives a client that leaves in the middle of a frame, and answers the next request', async () => {
+    await new Promise<void>((resolve) => {
+      const req = http.request(`${served.api}/analyze/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=x', 'transfer-encoding': 'chunked' },
+      });
+      req.on('error', () => resolve());
+      req.write('--x\r\nContent-Disposition: form-data; name="frames"; filename="a.jpg"\r\n\r\n');
+      req.write(coffee.subarray(0, 1000), () => {
+        req.destroy();
+        resolve();
+      });
+    });
+    const next = await post(served.api, analysisForm({ entity_id: 'e' }, [coffee]));
+    expect(next.status).toBe(200);
   });
 
   it('answers unknown paths in the same error shape', async () => {

@@ -100,6 +100,8 @@ export function readAnalyzeForm(req: IncomingMessage, limits: FormLimits, signal
       const frame: SubmittedFrame = { tooLarge: false };
       form.frames.push(frame);
       const chunks: Buffer[] = [];
+      // A part cut short (limits, client gone) errors here too; the parser reports it once, below.
+      stream.on('error', () => undefined);
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       // busboy stops at fileSize and discards the rest of the part: nothing past the limit is kept.
       stream.on('limit', () => {
