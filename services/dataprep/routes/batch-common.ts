@@ -17,13 +17,19 @@ export function assertBatchSize(services: DataprepServices, count: number, what 
   if (count > max) throw new HttpError(400, `Too many ${what}: ${count} (a batch holds at most ${max})`);
 }
 
-/** Answers 202 with the job's id and how many items it holds. */
-export function answerAccepted(ctx: RouteContext, job: IngestJob, message: string): void {
+/** Answers 202 with the job's id and how many items it holds (and any `extra` fields of the endpoint). */
+export function answerAccepted(
+  ctx: RouteContext,
+  job: IngestJob,
+  message: string,
+  extra: Record<string, unknown> = {},
+): void {
   ctx.status = 202;
   ctx.body = {
     status: 'success',
     message,
     job_id: job.metadata.name,
     accepted: job.spec.items.length,
+    ...extra,
   };
 }

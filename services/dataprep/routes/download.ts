@@ -2,7 +2,7 @@ import Joi from 'joi';
 import rangeParser from 'range-parser';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import type { ByteRange } from '../../lib/storage/index.js';
-import { referencedDownload, storedDownload } from '../referenced-listing.js';
+import { referencedDownload, storedDownload } from '../media-access.js';
 import type { DataprepServices } from '../services.js';
 import { bucketName, errorBody, resolveBucket, videoId } from './schemas.js';
 

@@ -136,8 +136,8 @@ export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
         ctx,
         job,
         `Job accepted: ${toIngest.length} files of ${body.dir_path} will be ingested${skippedNote}`,
+        { warnings },
       );
-      ctx.body = { ...(ctx.body as object), warnings };
     },
   });
 }

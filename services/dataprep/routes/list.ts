@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import { InvalidPageTokenError, type StoredMedia } from '../catalogue.js';
-import { withReferencedMedia } from '../referenced-listing.js';
+import { withReferencedMedia } from '../media-access.js';
 import type { DataprepServices } from '../services.js';
 import { bucketName, errorBody, resolveBucket } from './schemas.js';
 
