@@ -36,14 +36,11 @@ export async function decodeFrame(bytes: Buffer, maxPixels: number, maxSide: num
       .raw()
       .toBuffer({ resolveWithObject: true });
     if (info.channels !== 3) return { ok: false, reason: FrameRejection.undecodable };
-    return { ok: true, image: { data: new Uint8Array(data.buffer, data.byteOffset, data.length), ...size(info) } };
+    const pixels = new Uint8Array(data.buffer, data.byteOffset, data.length);
+    return { ok: true, image: { data: pixels, width: info.width, height: info.height } };
   } catch (error) {
     if (/pixel limit/i.test((error as Error).message))
       return { ok: false, reason: FrameRejection.tooManyPixels(maxPixels) };
     return { ok: false, reason: FrameRejection.undecodable };
   }
-}
-
-function size(info: { width: number; height: number }): { width: number; height: number } {
-  return { width: info.width, height: info.height };
 }
