@@ -28,12 +28,14 @@ export interface DirectoryScan {
  * Lists the supported media files of the directory `dir` (its real path and its path relative to the root), in name
  * order, descending into sub-directories when `recursive`. `meta/` directories and hidden entries are skipped; every
  * entry is resolved to its real path and refused when that lies outside the root (a symlink pointing out), so the walk
- * never leaves the root; a directory reached twice through symlinks is walked once.
+ * never leaves the root; a directory reached twice through symlinks is walked once. Files whose root-relative path
+ * is longer than `maxPathLength` (what a job item holds) are skipped with a warning.
  */
 export async function scanDirectory(
   root: IngestRoot,
   dir: { relative: string; real: string },
   recursive: boolean,
+  maxPathLength: number,
 ): Promise<DirectoryScan> {
   const scan: DirectoryScan = { files: [], warnings: [], unsupported: 0 };
   const visited = new Set<string>();
@@ -55,8 +57,10 @@ export async function scanDirectory(
         if (recursive) await walk(relative, real);
       } else if (info.isFile()) {
         const type = mediaTypeFromName(entry.name);
-        if (type) scan.files.push({ relative, real, size: info.size, type });
-        else scan.unsupported++;
+        if (!type) scan.unsupported++;
+        else if (relative.length > maxPathLength)
+          scan.warnings.push(`${relative}: skipped (path longer than ${maxPathLength})`);
+        else scan.files.push({ relative, real, size: info.size, type });
       }
     }
   };

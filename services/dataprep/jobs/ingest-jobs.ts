@@ -1,9 +1,12 @@
 import {
   API_VERSION,
+  INGEST_SPEC_MAX_BYTES,
+  ITEM_IDENTIFIER_MAX,
   TERMINAL_INGEST_STATES,
   type IngestJob,
   type IngestJobSpec,
 } from '../../../operator/api/index.js';
+import { HttpError } from '../../lib/http/index.js';
 import { ConflictError, type ServiceControlPlane } from '../../../operator/ports/index.js';
 import { isJobName, newJobName } from './job-names.js';
 
@@ -57,6 +60,11 @@ export function batchJobStatus(job: IngestJob): BatchJobStatus {
   };
 }
 
+/** An item identifier cut to what a job can hold (ITEM_IDENTIFIER_MAX), as the resource API expects of services. */
+export function itemIdentifier(name: string): string {
+  return name.length <= ITEM_IDENTIFIER_MAX ? name : `${name.slice(0, ITEM_IDENTIFIER_MAX - 1)}…`;
+}
+
 /**
  * dataprep's side of the control plane: it creates IngestJobs and reads or cancels them through the ResourceStore,
  * and never runs their work itself (the controller makes a workload that runs the ingest worker).
@@ -69,8 +77,16 @@ export class IngestJobs {
     return this.plane;
   }
 
-  /** Creates a job for `spec` under a fresh name (the job_id). */
-  create(spec: IngestJobSpec): Promise<IngestJob> {
+  /**
+   * Creates a job for `spec` under a fresh name (the job_id). 400 when the spec would not fit one API object
+   * (INGEST_SPEC_MAX_BYTES: etcd bounds an object's size, and the results need room beside the spec).
+   */
+  async create(spec: IngestJobSpec): Promise<IngestJob> {
+    const bytes = Buffer.byteLength(JSON.stringify(spec));
+    if (bytes > INGEST_SPEC_MAX_BYTES) {
+      const limit = INGEST_SPEC_MAX_BYTES;
+      throw new HttpError(400, `The batch is too large for one job (${bytes} bytes of item data, at most ${limit})`);
+    }
     return this.controlPlane.resources.create('IngestJob', {
       apiVersion: API_VERSION,
       kind: 'IngestJob',

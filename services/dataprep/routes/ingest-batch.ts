@@ -2,7 +2,8 @@ import path from 'node:path';
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import { ACCEPTED_IMAGE_EXTENSIONS, detectMediaType, withDetectedExtension } from '../../lib/media/index.js';
-import type { IngestItem } from '../../../operator/api/index.js';
+import { ITEM_URL_MAX, type IngestItem } from '../../../operator/api/index.js';
+import { itemIdentifier } from '../jobs/ingest-jobs.js';
 import { MediaCatalogue } from '../catalogue.js';
 import { decodeBase64Image } from '../image-source.js';
 import type { DataprepServices } from '../services.js';
@@ -31,11 +32,11 @@ function urlItemLabel(item: ImageRequestItem): string {
   if (item.filename) return item.filename;
   try {
     const last = path.posix.basename(new URL(item.image_url!).pathname);
-    if (last) return last.slice(0, 1024);
+    if (last) return last;
   } catch {
     // an invalid URL fails in the job with its own message
   }
-  return item.image_url!.slice(0, 1024);
+  return item.image_url!;
 }
 
 /**
@@ -50,7 +51,10 @@ async function prepareItems(services: DataprepServices, bucket: string, images: 
     for (const [index, image] of images.entries()) {
       const videoId = newVideoId();
       if (image.type === 'image_url') {
-        items.push({ identifier: urlItemLabel(image), videoId, url: image.image_url });
+        if (image.image_url!.length > ITEM_URL_MAX) {
+          throw new HttpError(400, `images[${index}]: image_url is longer than ${ITEM_URL_MAX} characters`);
+        }
+        items.push({ identifier: itemIdentifier(urlItemLabel(image)), videoId, url: image.image_url });
         continue;
       }
       const where = `images[${index}]`;
@@ -72,7 +76,7 @@ async function prepareItems(services: DataprepServices, bucket: string, images: 
       const key = MediaCatalogue.keyOf(videoId, filename);
       stored.push(videoId);
       await services.objectStore.put(bucket, key, bytes, { contentType: type.mime });
-      items.push({ identifier: image.filename ?? filename, videoId, key });
+      items.push({ identifier: itemIdentifier(image.filename ?? filename), videoId, key });
     }
     return { items, stored };
   } catch (error) {

@@ -7,6 +7,7 @@ import type { IngestRoot } from '../ingest-root/ingest-root.js';
 import { checkUserMetadata, readSidecar } from '../ingest-root/user-metadata.js';
 import { duplicateMessage } from '../processing.js';
 import type { DataprepServices } from '../services.js';
+import { itemIdentifier } from '../jobs/ingest-jobs.js';
 import { newVideoId } from '../video-ids.js';
 import { answerAccepted, assertBatchSize, jobAcceptedSchema } from './batch-common.js';
 import {
@@ -18,6 +19,9 @@ import {
   resolveBucket,
   statusMessage,
 } from './schemas.js';
+
+/** Longest root-relative path a job item holds (the resource API's bound). */
+const JOB_PATH_MAX = 1024;
 
 /** How many names a submit message lists before it only counts. */
 const NAMES_LISTED = 20;
@@ -110,7 +114,7 @@ export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
       const requestMetadata = checkUserMetadata(body.metadata, 'metadata');
       if (requestMetadata.reserved.length) throw reservedKeysError('metadata', requestMetadata.reserved);
       const dir = await root.resolveDirectory(body.dir_path);
-      const scan = await scanDirectory(root, dir, body.recursive);
+      const scan = await scanDirectory(root, dir, body.recursive, JOB_PATH_MAX);
       if (scan.files.length === 0) throw new HttpError(400, `No supported media files in ${body.dir_path}`);
       const warnings = [...requestMetadata.warnings, ...scan.warnings, ...(await checkSidecars(root, scan.files))];
       for (const warning of warnings)
@@ -130,7 +134,11 @@ export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
         tags: body.tags,
         metadata: requestMetadata.metadata,
         storeCopy: body.store_copy,
-        items: toIngest.map((file) => ({ identifier: file.relative, videoId: newVideoId(), path: file.relative })),
+        items: toIngest.map((file) => ({
+          identifier: itemIdentifier(file.relative),
+          videoId: newVideoId(),
+          path: file.relative,
+        })),
       });
       answerAccepted(
         ctx,

@@ -13,6 +13,9 @@ import {
   videoId,
 } from './schemas.js';
 
+/** Longest video id a job item holds (the resource API's bound; ids dataprep makes are 36-character UUIDs). */
+const JOB_VIDEO_ID_MAX = 64;
+
 /** The video ids a request names: its `items`, or every video of the bucket whose id starts with `prefix`. */
 async function selectVideos(
   services: DataprepServices,
@@ -22,6 +25,10 @@ async function selectVideos(
   if (body.items) return body.items.map((item) => item.video_id);
   const prefix = body.prefix ?? '';
   const ids = (await services.catalogue.list(bucket)).map((m) => m.videoId).filter((id) => id.startsWith(prefix));
+  const tooLong = ids.filter((id) => id.length > JOB_VIDEO_ID_MAX);
+  if (tooLong.length) {
+    throw new HttpError(400, `video_ids longer than ${JOB_VIDEO_ID_MAX} characters cannot be batched: ${tooLong[0]}`);
+  }
   if (ids.length === 0) {
     throw new HttpError(
       404,
@@ -43,7 +50,7 @@ export function processBatchRoute(services: DataprepServices): RouteSpec {
     request: {
       body: Joi.object({
         items: Joi.array()
-          .items(Joi.object({ video_id: videoId().required() }))
+          .items(Joi.object({ video_id: videoId().max(JOB_VIDEO_ID_MAX).required() }))
           .min(1)
           .unique('video_id'),
         bucket_name: bucketName(),
