@@ -11,6 +11,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Value } from '@sinclair/typebox/value';
 import { API_VERSION, GROUP, RESOURCES, VERSION, schemaProblems, type KindName } from '../../../api/index.js';
+import { toCustomResourceDefinition } from '../../../api/crd.js';
+import { valueProblems } from '../../../api/crd-validation.js';
 import { allows, type PolicyRule } from '../rbac.js';
 
 /** A kind the fake serves. */
@@ -83,8 +85,12 @@ const CUSTOM_RESOURCE_PATCH_TYPES = [
   'application/apply-patch+yaml',
 ];
 
+/** etcd's default --max-request-bytes: a larger object is refused by storage. */
+const ETCD_MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;
+
 function customResourceType(kind: KindName): ResourceType {
   const def = RESOURCES[kind];
+  const crdSchema = toCustomResourceDefinition(def).spec.versions[0].schema.openAPIV3Schema;
   return {
     group: GROUP,
     version: VERSION,
@@ -97,11 +103,23 @@ function customResourceType(kind: KindName): ResourceType {
       if (object.apiVersion !== API_VERSION || object.kind !== kind) {
         return invalid(`apiVersion/kind must be ${API_VERSION}/${kind}`);
       }
+      // Judged by the generated CRD, as a real server judges it, and by the TypeBox source it came from.
       const problems = [
+        ...valueProblems(crdSchema.properties!.spec, object.spec, 'spec'),
+        ...(object.status === undefined ? [] : valueProblems(crdSchema.properties!.status, object.status, 'status')),
         ...schemaProblems(kind, 'spec', object.spec),
         ...(object.status === undefined ? [] : schemaProblems(kind, 'status', object.status)),
       ];
-      return problems.length ? invalid(problems.join('; ')) : undefined;
+      if (problems.length) return invalid([...new Set(problems)].join('; '));
+      const size = Buffer.byteLength(JSON.stringify(object));
+      if (size > ETCD_MAX_REQUEST_BYTES) {
+        return {
+          code: 413,
+          reason: 'RequestEntityTooLarge',
+          message: `etcdserver: request is too large (${size} bytes)`,
+        };
+      }
+      return undefined;
     },
   };
 }
