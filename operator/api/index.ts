@@ -4,6 +4,7 @@ export { CATEGORY, RESOURCES, schemaProblems } from './resources.js';
 export type { AnyResource, KindName, PrinterColumn, ResourceDefinition, ResourceKinds } from './resources.js';
 export {
   INGEST_MAX_ITEMS,
+  VIDEO_ID_MAX,
   INGEST_SPEC_MAX_BYTES,
   ITEM_IDENTIFIER_MAX,
   ITEM_URL_MAX,

@@ -26,6 +26,8 @@ export const INGEST_MAX_ITEMS = 500;
 export const ITEM_MESSAGE_MAX = 512;
 /** Longest item identifier (a file name or label; a longer one is cut by the service). */
 export const ITEM_IDENTIFIER_MAX = 512;
+/** Longest video_id (dataprep's video ids: a letter or digit, then up to 127 of letters, digits, `_`, `-`). */
+export const VIDEO_ID_MAX = 128;
 /** Longest image URL an image_batch item may carry. */
 export const ITEM_URL_MAX = 2048;
 /**
@@ -42,7 +44,10 @@ export const ingestItemSchema = strictObject(
       maxLength: ITEM_IDENTIFIER_MAX,
     }),
     videoId: Type.Optional(
-      Type.String({ description: 'The video directory in the bucket, when it is known up front.', maxLength: 64 }),
+      Type.String({
+        description: 'The video directory in the bucket, when it is known up front.',
+        maxLength: VIDEO_ID_MAX,
+      }),
     ),
     key: Type.Optional(
       Type.String({
@@ -105,7 +110,9 @@ export const ingestItemResultSchema = strictObject(
   {
     index: Type.Integer({ description: 'Position of the item in spec.items.', minimum: 0 }),
     identifier: Type.String({ description: 'The item identifier from spec.items.', maxLength: ITEM_IDENTIFIER_MAX }),
-    videoId: Type.Optional(Type.String({ description: 'The video directory the item was stored as.', maxLength: 64 })),
+    videoId: Type.Optional(
+      Type.String({ description: 'The video directory the item was stored as.', maxLength: VIDEO_ID_MAX }),
+    ),
     status: stringEnum(['success', 'error', 'skipped'] as const, 'Outcome of the item.'),
     message: Type.Optional(
       Type.String({ description: 'Why the item failed or was skipped.', maxLength: ITEM_MESSAGE_MAX }),

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import type { DataprepServices } from '../services.js';
+import { VIDEO_ID_PATTERN } from '../video-ids.js';
 import { answerAccepted, assertBatchSize, jobAcceptedSchema } from './batch-common.js';
 import {
   bodyTags,
@@ -13,9 +14,6 @@ import {
   videoId,
 } from './schemas.js';
 
-/** Longest video id a job item holds (the resource API's bound; ids dataprep makes are 36-character UUIDs). */
-const JOB_VIDEO_ID_MAX = 64;
-
 /** The video ids a request names: its `items`, or every video of the bucket whose id starts with `prefix`. */
 async function selectVideos(
   services: DataprepServices,
@@ -25,10 +23,9 @@ async function selectVideos(
   if (body.items) return body.items.map((item) => item.video_id);
   const prefix = body.prefix ?? '';
   const ids = (await services.catalogue.list(bucket)).map((m) => m.videoId).filter((id) => id.startsWith(prefix));
-  const tooLong = ids.filter((id) => id.length > JOB_VIDEO_ID_MAX);
-  if (tooLong.length) {
-    throw new HttpError(400, `video_ids longer than ${JOB_VIDEO_ID_MAX} characters cannot be batched: ${tooLong[0]}`);
-  }
+  // Directories made outside the API may carry names a job item cannot hold.
+  const invalid = ids.filter((id) => !VIDEO_ID_PATTERN.test(id));
+  if (invalid.length) throw new HttpError(400, `Not a valid video_id, so it cannot be batched: ${invalid[0]}`);
   if (ids.length === 0) {
     throw new HttpError(
       404,
@@ -50,7 +47,7 @@ export function processBatchRoute(services: DataprepServices): RouteSpec {
     request: {
       body: Joi.object({
         items: Joi.array()
-          .items(Joi.object({ video_id: videoId().max(JOB_VIDEO_ID_MAX).required() }))
+          .items(Joi.object({ video_id: videoId().required() }))
           .min(1)
           .unique('video_id'),
         bucket_name: bucketName(),
