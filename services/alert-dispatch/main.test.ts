@@ -6,7 +6,7 @@ import mqtt from 'mqtt';
 import { createLogger } from '../lib/log/index.js';
 import { loadAlertDispatchConfig } from './config.js';
 import { drainWithin, startAlertDispatch } from './main.js';
-import { startFakeLlm, type FakeLlm } from './testing/fake-llm.js';
+import { startFakeChatCompletions, type FakeChatCompletions } from '../../test/support/fake-chat-completions.js';
 import { startTestBroker, type TestBroker } from './testing/mqtt-broker.js';
 import { startWebhookReceiver, type WebhookReceiver } from './testing/webhook-receiver.js';
 import { fixtureImage } from '../../test/support/fixtures.js';
@@ -44,14 +44,14 @@ describe('startAlertDispatch (embedded service, every part real)', () => {
   let dir: string;
   let hook: WebhookReceiver;
   let broker: TestBroker;
-  let llm: FakeLlm;
+  let llm: FakeChatCompletions;
   let service: { url: string; close(): Promise<void> };
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'alert-main-'));
     hook = await startWebhookReceiver();
     broker = await startTestBroker();
-    llm = await startFakeLlm();
+    llm = await startFakeChatCompletions({ kind: 'tool_calls', calls: [] });
     await writeFile(
       path.join(dir, 'subs.yaml'),
       'subscriptions:\n  - alert_name: intrusion\n    tools: [capture_snapshot, trigger_webhook, publish_mqtt, log_alert]\n',
@@ -214,12 +214,12 @@ describe('alert dispatch configuration (the platform settings and the contract-n
 describe('shutdown while the language model hangs', () => {
   let dir: string;
   let hook: WebhookReceiver;
-  let llm: FakeLlm;
+  let llm: FakeChatCompletions;
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'alert-shutdown-'));
     hook = await startWebhookReceiver();
-    llm = await startFakeLlm();
+    llm = await startFakeChatCompletions({ kind: 'tool_calls', calls: [] });
   });
   afterAll(async () => {
     await llm.close();

@@ -13,7 +13,8 @@ import { multiPoseModel } from '../lib/inference/import/index.js';
 import type { LoadedMultiPoseEstimator } from '../lib/inference/index.js';
 import { MAX_FRAME_BYTES } from './config.js';
 import { parsePatternLibrary } from './patterns/pattern-library.js';
-import { startFakeVlm, type FakeVlm } from './testing/fake-vlm.js';
+import { startFakeChatCompletions, type FakeChatCompletions } from '../../test/support/fake-chat-completions.js';
+import { verdictAnswer } from './testing/verdict-answer.js';
 import { fallSequence, walkSequence } from './testing/photo-sequences.js';
 import { analysisForm, multiPoseModelsDir, realEstimator, serveApp, type ServedApp } from './testing/serve-app.js';
 import { VlmConfirmer } from './vlm/vlm-confirmer.js';
@@ -318,7 +319,7 @@ describe('VLM confirmation through the endpoint', () => {
     },
     'test',
   );
-  let vlm: FakeVlm;
+  let vlm: FakeChatCompletions;
   let app: ServedApp;
   let now = 0;
 
@@ -349,7 +350,7 @@ describe('VLM confirmation through the endpoint', () => {
     });
 
   beforeAll(async () => {
-    vlm = await startFakeVlm();
+    vlm = await startFakeChatCompletions(verdictAnswer({ confirmed: true, confidence: 0.8, reasoning: 'ok' }));
     app = await serveWithVlm(60_000);
   });
   afterAll(async () => {
@@ -361,7 +362,7 @@ describe('VLM confirmation through the endpoint', () => {
     (await post(on.api, analysisForm({ entity_id: 'e', ...fields }, walk))).json();
 
   it('confirmed: confidence is the mean of the pose and VLM confidences', async () => {
-    vlm.behaviour = { kind: 'verdict', confirmed: true, confidence: 0.5, reasoning: 'a person standing' };
+    vlm.behaviour = verdictAnswer({ confirmed: true, confidence: 0.5, reasoning: 'a person standing' });
     const body = await analyse();
     expect(body).toMatchObject({ status: 'suspicious', vlm_confirmed: true, vlm_reasoning: 'a person standing' });
     expect(body.confidence).toBe(0.75); // pose 1.0 (upright in 3 of 3 frames), VLM 0.5
@@ -369,7 +370,7 @@ describe('VLM confirmation through the endpoint', () => {
   });
 
   it('rejected: pose confidence × 0.5 and no_match', async () => {
-    vlm.behaviour = { kind: 'verdict', confirmed: false, confidence: 0.9, reasoning: 'nobody there' };
+    vlm.behaviour = verdictAnswer({ confirmed: false, confidence: 0.9, reasoning: 'nobody there' });
     expect(await analyse()).toMatchObject({
       status: 'no_match',
       confidence: 0.5,
@@ -409,7 +410,7 @@ describe('VLM confirmation through the endpoint', () => {
     expect(body).toMatchObject({ status: 'suspicious', vlm_confirmed: null });
     expect(body.vlm_reasoning).toMatch(/^VLM skipped: circuit open/);
     now += 30_000;
-    vlm.behaviour = { kind: 'verdict', confirmed: true, confidence: 1, reasoning: 'back' };
+    vlm.behaviour = verdictAnswer({ confirmed: true, confidence: 1, reasoning: 'back' });
     expect(await analyse()).toMatchObject({ vlm_confirmed: true, vlm_reasoning: 'back' });
   });
 

@@ -3,7 +3,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../lib/log/index.js';
-import { startFakeLlm, type FakeLlm, type FakeLlmBehaviour } from '../testing/fake-llm.js';
+import {
+  startFakeChatCompletions,
+  type FakeChatBehaviour,
+  type FakeChatCompletions,
+} from '../../../test/support/fake-chat-completions.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.js';
 import { captureSnapshotTool } from '../tools/capture-snapshot.js';
 import { logAlertTool } from '../tools/log-alert.js';
@@ -41,7 +45,7 @@ function recordingMcp() {
 }
 
 describe('agent mode against an OpenAI-compatible server', () => {
-  let llm: FakeLlm;
+  let llm: FakeChatCompletions;
   let hook: WebhookReceiver;
   let dir: string;
   let jpeg: Buffer;
@@ -50,7 +54,7 @@ describe('agent mode against an OpenAI-compatible server', () => {
   let events: Array<{ event: string; data: any }>;
 
   beforeAll(async () => {
-    llm = await startFakeLlm();
+    llm = await startFakeChatCompletions({ kind: 'tool_calls', calls: [] });
     hook = await startWebhookReceiver();
     dir = await mkdtemp(path.join(os.tmpdir(), 'agent-'));
     jpeg = await readFile(fixtureImage('pexels_double_decker_bus.jpg'));
@@ -122,7 +126,7 @@ describe('agent mode against an OpenAI-compatible server', () => {
     });
   });
 
-  it.each<[string, FakeLlmBehaviour]>([
+  it.each<[string, FakeChatBehaviour]>([
     ['an HTTP error', { kind: 'status', status: 500 }],
     ['a time-out', { kind: 'hang' }],
     ['an answer without tool calls', { kind: 'raw', body: { choices: [{ message: { content: 'I would log it' } }] } }],

@@ -4,12 +4,13 @@ import sharp from 'sharp';
 import { fixtureImage } from '../../../test/support/fixtures.js';
 import { createLogger } from '../../lib/log/index.js';
 import type { VlmConfig } from '../config.js';
-import { startFakeVlm, type FakeVlm } from '../testing/fake-vlm.js';
+import { startFakeChatCompletions, type FakeChatCompletions } from '../../../test/support/fake-chat-completions.js';
+import { verdictAnswer } from '../testing/verdict-answer.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { VlmConfirmer, type ConfirmationRequest } from './vlm-confirmer.js';
 
 const logger = createLogger({ service: 'test', level: 'error', json: true });
-let vlm: FakeVlm;
+let vlm: FakeChatCompletions;
 let request: ConfirmationRequest;
 let now = 0;
 const clock = () => now;
@@ -31,7 +32,7 @@ function config(overrides: Partial<VlmConfig> = {}): VlmConfig {
 }
 
 beforeAll(async () => {
-  vlm = await startFakeVlm();
+  vlm = await startFakeChatCompletions(verdictAnswer({ confirmed: true, confidence: 0.8, reasoning: 'ok' }));
   const photo = await readFile(fixtureImage('astronaut.png'));
   request = { patternId: 'raised_arms', description: 'Both wrists above the nose', evidence: 'seen', frames: [photo] };
 });
@@ -43,7 +44,7 @@ beforeEach(() => {
 
 describe('VlmConfirmer against an OpenAI-compatible server', () => {
   it('sends the frames as downscaled JPEG data URLs with the configured model, tokens, temperature and key', async () => {
-    vlm.behaviour = { kind: 'verdict', confirmed: true, confidence: 0.9, reasoning: 'arms are up' };
+    vlm.behaviour = verdictAnswer({ confirmed: true, confidence: 0.9, reasoning: 'arms are up' });
     const outcome = await new VlmConfirmer(config(), logger, clock).confirm(request, 'r1');
     expect(outcome).toEqual({
       kind: 'verdict',
@@ -61,7 +62,7 @@ describe('VlmConfirmer against an OpenAI-compatible server', () => {
   });
 
   it('reads a verdict wrapped in a code fence, and a rejection', async () => {
-    vlm.behaviour = { kind: 'verdict', confirmed: false, confidence: 0.7, reasoning: 'stretching', fenced: true };
+    vlm.behaviour = verdictAnswer({ confirmed: false, confidence: 0.7, reasoning: 'stretching' }, { fenced: true });
     const outcome = await new VlmConfirmer(config(), logger, clock).confirm(request, 'r2');
     expect(outcome).toEqual({
       kind: 'verdict',
@@ -105,7 +106,7 @@ describe('VlmConfirmer against an OpenAI-compatible server', () => {
     expect(confirmer.circuit()).toBe('open');
     now = 30_000;
     expect(confirmer.circuit()).toBe('half-open');
-    vlm.behaviour = { kind: 'verdict', confirmed: true, confidence: 1, reasoning: 'back' };
+    vlm.behaviour = verdictAnswer({ confirmed: true, confidence: 1, reasoning: 'back' });
     expect((await confirmer.confirm(request, 'trial')).kind).toBe('verdict');
     expect(vlm.requests).toHaveLength(4);
     expect(confirmer.circuit()).toBe('closed');
@@ -116,7 +117,7 @@ describe('VlmConfirmer against an OpenAI-compatible server', () => {
     for (const behaviour of ['fail', 'fail', 'ok', 'fail', 'fail'] as const) {
       vlm.behaviour =
         behaviour === 'ok'
-          ? { kind: 'verdict', confirmed: true, confidence: 1, reasoning: 'ok' }
+          ? verdictAnswer({ confirmed: true, confidence: 1, reasoning: 'ok' })
           : { kind: 'status', status: 500 };
       await confirmer.confirm(request, behaviour);
     }

@@ -2,29 +2,50 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** How the fake model answers the next requests. */
-export type FakeVlmBehaviour =
-  | { kind: 'verdict'; confirmed: boolean; confidence: number; reasoning: string; fenced?: boolean }
+export type FakeChatBehaviour =
   | { kind: 'content'; content: string }
+  | { kind: 'tool_calls'; calls: Array<{ name: string; arguments: string }> }
+  | { kind: 'raw'; body: unknown }
   | { kind: 'status'; status: number }
   | { kind: 'hang' };
 
-/** An OpenAI-compatible chat-completions server on 127.0.0.1 for tests; records every request. */
-export interface FakeVlm {
+/** An OpenAI-compatible chat-completions server on 127.0.0.1 for tests (the LLM/VLM boundary); records every request. */
+export interface FakeChatCompletions {
+  /** What a client takes as its base URL (`http://127.0.0.1:<port>/v1`). */
   baseUrl: string;
+  /** Every request to POST /v1/chat/completions, in order: the parsed body and the Authorization header. */
   requests: Array<{ body: any; authorization?: string }>;
-  behaviour: FakeVlmBehaviour;
+  behaviour: FakeChatBehaviour;
   /** Resolves once `count` requests have arrived (hanging ones included). */
   waitForRequests(count: number): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Starts the fake model server (POST /v1/chat/completions). */
-export async function startFakeVlm(): Promise<FakeVlm> {
+/** The chat.completion body that answers a request under `behaviour` (its 200 kinds). */
+function completionBody(behaviour: Extract<FakeChatBehaviour, { kind: 'content' | 'tool_calls' | 'raw' }>): unknown {
+  if (behaviour.kind === 'raw') return behaviour.body;
+  const choice =
+    behaviour.kind === 'content'
+      ? { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: behaviour.content } }
+      : {
+          index: 0,
+          finish_reason: 'tool_calls',
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: behaviour.calls.map((c, i) => ({ id: `call_${i}`, type: 'function', function: c })),
+          },
+        };
+  return { id: 'chatcmpl-test', object: 'chat.completion', choices: [choice] };
+}
+
+/** Starts the fake model server (POST /v1/chat/completions), answering as `behaviour` says until it is changed. */
+export async function startFakeChatCompletions(behaviour: FakeChatBehaviour): Promise<FakeChatCompletions> {
   const waiters: Array<{ count: number; resolve: () => void }> = [];
-  const state: FakeVlm = {
+  const state: FakeChatCompletions = {
     baseUrl: '',
     requests: [],
-    behaviour: { kind: 'verdict', confirmed: true, confidence: 0.8, reasoning: 'ok' },
+    behaviour,
     waitForRequests: (count) =>
       state.requests.length >= count
         ? Promise.resolve()
@@ -53,19 +74,7 @@ export async function startFakeVlm(): Promise<FakeVlm> {
         res.writeHead(b.status, { 'content-type': 'application/json' }).end('{"error":{"message":"boom"}}');
         return;
       }
-      let content: string;
-      if (b.kind === 'content') {
-        content = b.content;
-      } else {
-        const json = JSON.stringify({ confirmed: b.confirmed, confidence: b.confidence, reasoning: b.reasoning });
-        content = b.fenced ? `\`\`\`json\n${json}\n\`\`\`` : json;
-      }
-      const body = {
-        id: 'chatcmpl-test',
-        object: 'chat.completion',
-        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
-      };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completionBody(b)));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
