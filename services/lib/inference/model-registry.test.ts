@@ -2,7 +2,7 @@
  * @jest-environment ./services/lib/inference/onnx-test-environment.ts
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import onnxProto from 'onnx-proto';
@@ -304,5 +304,24 @@ describe('createSession', () => {
       expect(cuda.provider).toBe('cuda');
       await cuda.session.release();
     }
+  });
+  it("runs a worker-hosted session and its intra-op threads below the event loop's priority (Linux)", async () => {
+    const niceOf = async () => {
+      const result = new Map<string, number>();
+      for (const task of await readdir('/proc/self/task')) {
+        const stat = await readFile(`/proc/self/task/${task}/stat`, 'utf8').catch(() => '');
+        if (stat) result.set(task, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+      }
+      return result;
+    };
+    const before = await niceOf();
+    const { session } = await createSession(meanColourModel(), { provider: 'cpu', threads: 2, isolation: 'worker' });
+    const after = await niceOf();
+    await session.release();
+    const added = [...after].filter(([task]) => !before.has(task)).map(([, nice]) => nice);
+    const loop = before.get(String(process.pid))!;
+    expect(after.get(String(process.pid))).toBe(loop); // the event loop's thread keeps its priority
+    const lowered = Math.min(19, loop + 10);
+    expect(added.filter((nice) => nice === lowered).length).toBeGreaterThanOrEqual(2); // the worker and onnxruntime's thread
   });
 });

@@ -2,6 +2,8 @@
  * Worker-thread host for one onnxruntime session (see worker-session.ts): onnxruntime-node runs inference on the
  * calling JS thread, so hosting the session here keeps the service's event loop free while a model runs.
  */
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import { createSession, type SessionOptions } from './session.js';
@@ -27,6 +29,26 @@ export interface WorkerReady {
 
 const port = parentPort!;
 const { model, options } = workerData as { model: string | Uint8Array; options: SessionOptions };
+
+/** Niceness of inference threads above the service's event loop. */
+const INFERENCE_NICENESS = 10;
+
+/**
+ * Lowers this thread's scheduling priority before the session exists, so that onnxruntime's intra-op threads, which
+ * inherit it, yield the cores to the event loop: on a small machine a model run then never delays request handling
+ * (a status poll answered while a batch job embeds), it only waits for idle cores. Linux only (a thread's id is its own
+ * process id there); elsewhere, or where it is refused, the session runs at normal priority.
+ */
+function lowerThreadPriority(): void {
+  try {
+    const threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    setPriority(threadId, Math.min(19, getPriority(threadId) + INFERENCE_NICENESS));
+  } catch {
+    // not Linux, or not permitted: normal priority
+  }
+}
+
+lowerThreadPriority();
 
 try {
   const { session, provider } = await createSession(model, { ...options, isolation: 'main' });
