@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { envBoolean, loadConfig, platformEnvSchema, toPlatformConfig } from '../services/lib/config/index.js';
 import type { PlatformConfig } from '../services/lib/config/index.js';
+import type { WorkerPodTemplate } from './drivers/kubernetes/index.js';
 
 /** Operator settings: how IngestJob workloads are shaped, how long finished jobs are kept, how often to resync. */
 export interface OperatorConfig {
@@ -147,17 +148,7 @@ export const clusterOperatorEnvSchema = {
 export interface ClusterSettings {
   kubeconfig?: string;
   watchNamespace?: string;
-  worker: {
-    image: string;
-    command: string[];
-    imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
-    nodeSelector: Record<string, string>;
-    tolerations: Array<Record<string, string | number>>;
-    resources: { limits?: Record<string, string>; requests?: Record<string, string> };
-    serviceAccountName?: string;
-    envFrom: Array<{ configMapRef: { name: string } } | { secretRef: { name: string } }>;
-    ttlSecondsAfterFinished: number;
-  };
+  worker: WorkerPodTemplate;
   leaderElection: {
     enabled: boolean;
     leaseName: string;
