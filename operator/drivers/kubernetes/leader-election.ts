@@ -169,22 +169,13 @@ export class LeaderElector {
         leaseTransitions: (spec.leaseTransitions ?? 0) + (mine ? 0 : 1),
       },
     };
-    try {
-      const updated = await this.api.replaceNamespacedLease({ name, namespace, body });
-      this.observedVersion = updated.metadata?.resourceVersion;
-      this.observedAt = performance.now();
-      this.observedHolder = identity;
-      return true;
-    } catch (error) {
-      if (statusCode(error) === 409) return false;
-      throw error;
-    }
+    return this.claim(() => this.api.replaceNamespacedLease({ name, namespace, body }));
   }
 
-  private async create(): Promise<boolean> {
+  private create(): Promise<boolean> {
     const { namespace, name, identity } = this.options;
-    try {
-      const created = await this.api.createNamespacedLease({
+    return this.claim(() =>
+      this.api.createNamespacedLease({
         namespace,
         body: {
           metadata: { name, namespace },
@@ -196,10 +187,20 @@ export class LeaderElector {
             leaseTransitions: 0,
           },
         },
-      });
-      this.observedVersion = created.metadata?.resourceVersion;
+      }),
+    );
+  }
+
+  /**
+   * Writes the Lease with this candidate as its holder: true, and the written record observed, when the write won;
+   * false on 409 (another candidate wrote first, or the record changed since it was read).
+   */
+  private async claim(write: () => Promise<V1Lease>): Promise<boolean> {
+    try {
+      const written = await write();
+      this.observedVersion = written.metadata?.resourceVersion;
       this.observedAt = performance.now();
-      this.observedHolder = identity;
+      this.observedHolder = this.options.identity;
       return true;
     } catch (error) {
       if (statusCode(error) === 409) return false;
