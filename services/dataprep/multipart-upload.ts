@@ -10,66 +10,124 @@ export interface IncomingFile {
   mimeType: string;
 }
 
+/** How `multipartFiles` reads the file parts of a body. */
+export interface MultipartFilesOptions {
+  /** The most file parts handed to `handle`. */
+  maxFiles: number;
+  /**
+   * What a file part past `maxFiles` does: `refuse` fails the request (400), `ignore` drains it and the promise
+   * resolves as soon as `maxFiles` parts were handled.
+   */
+  beyondMax: 'refuse' | 'ignore';
+  signal?: AbortSignal;
+}
+
 /**
- * Streams the multipart body of `req` and hands the first file part named `field` to `handle`; other parts are
- * drained. Resolves with what `handle` returns. 400 when the body is not multipart, is malformed, or holds no such
- * file. When `handle` fails, the request is unpiped and paused so nothing more is read; the caller answers with
- * `Connection: close`. When `signal` aborts (the client went away, the server stops) the parser is destroyed with its
- * reason, which fails the file stream `handle` reads, and the promise rejects with that reason once `handle` is done.
+ * Streams the multipart body of `req` and hands every file part named `field` to `handle`, one after another (a part
+ * is read only once the previous one was handled, so at most one file is in flight); other parts are drained.
+ * Resolves with what each call returned, in order. 400 when the body is not multipart or malformed, holds no such
+ * file, or (`beyondMax: 'refuse'`) more than `maxFiles`. When a `handle` call fails or `signal` aborts (the client
+ * went away, the server stops), reading stops — the request is unpiped and paused, the parser destroyed with the abort
+ * reason, which fails the file stream `handle` reads; the caller answers with `Connection: close` — and the promise
+ * rejects with the first failure once the running call is done.
  */
-export function multipartUpload<T>(
+export function multipartFiles<T>(
   req: IncomingMessage,
   field: string,
-  handle: (file: IncomingFile) => Promise<T>,
-  signal?: AbortSignal,
-): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
+  handle: (file: IncomingFile, index: number) => Promise<T>,
+  options: MultipartFilesOptions,
+): Promise<T[]> {
+  const { maxFiles, beyondMax, signal } = options;
+  return new Promise<T[]>((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, limits: { files: 8, fields: 32, parts: 64, fieldSize: 64 * 1024 } });
+      parser = busboy({
+        headers: req.headers,
+        limits: { files: maxFiles + 1, fields: 32, parts: maxFiles + 64, fieldSize: 64 * 1024 },
+      });
     } catch {
-      reject(new HttpError(400, 'Expected a multipart/form-data body with a "file" part'));
+      const parts = maxFiles === 1 ? `a "${field}" part` : `"${field}" parts`;
+      reject(new HttpError(400, `Expected a multipart/form-data body with ${parts}`));
       return;
     }
-    let handled: Promise<T> | undefined;
-    let malformed = false;
-    const stop = () => {
+    const results: T[] = [];
+    let chain: Promise<void> = Promise.resolve();
+    let failure: unknown;
+    let count = 0;
+    let settled = false;
+    // Settles once every file handed out so far is handled: on the parser's close, or at once after a failure (a
+    // stopped request never lets the parser close).
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      void chain.then(() => {
+        if (failure !== undefined) reject(failure);
+        else if (count === 0) {
+          const files = maxFiles === 1 ? 'a file' : 'at least one file';
+          reject(new HttpError(400, `Form field "${field}" with ${files} is required`));
+        } else resolve(results);
+      });
+    };
+    const stop = (error: unknown) => {
+      failure ??= error;
       req.unpipe(parser);
       req.pause();
+      settle();
     };
     parser.on('file', (name, stream, info) => {
-      if (name !== field || handled) {
+      if (name !== field || failure !== undefined || (beyondMax === 'ignore' && count >= maxFiles)) {
         stream.resume();
         return;
       }
-      handled = handle({ stream, filename: info.filename ?? '', mimeType: info.mimeType });
-      handled.then(resolve, (error) => {
-        stop();
-        stream.destroy();
-        reject(aborted ?? (malformed ? new HttpError(400, 'Malformed multipart body') : error));
+      const index = count++;
+      if (index >= maxFiles) {
+        stream.resume();
+        stop(new HttpError(400, `Too many files: a batch holds at most ${maxFiles}`));
+        return;
+      }
+      chain = chain.then(async () => {
+        if (failure !== undefined) {
+          stream.resume();
+          return;
+        }
+        try {
+          results.push(await handle({ stream, filename: info.filename ?? '', mimeType: info.mimeType }, index));
+        } catch (error) {
+          stream.destroy();
+          stop(error);
+          return;
+        }
+        // Nothing later can add a file: the answer need not wait for the rest of the body.
+        if (beyondMax === 'ignore' && results.length === maxFiles) resolve(results);
       });
     });
-    parser.on('error', () => {
-      malformed = aborted === undefined;
-      stop();
-      if (!handled) reject(aborted ?? new HttpError(400, 'Malformed multipart body'));
-    });
-    parser.on('close', () => {
-      signal?.removeEventListener('abort', onAbort);
-      if (!handled) reject(aborted ?? new HttpError(400, `Form field "${field}" with a file is required`));
-    });
-    let aborted: unknown;
+    parser.on('error', () => stop(new HttpError(400, 'Malformed multipart body')));
+    parser.on('close', settle);
     // A piped request does not pass its abort on: without this the file stream never ends and `handle` waits for ever.
     const onAbort = () => {
-      aborted = signal!.reason;
-      stop();
-      parser.destroy(aborted as Error);
+      stop(signal!.reason);
+      parser.destroy(signal!.reason as Error);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     req.pipe(parser);
   });
+}
+
+/**
+ * Streams the multipart body of `req` and hands the first file part named `field` to `handle`; other parts are
+ * drained. Resolves with what `handle` returns; fails as `multipartFiles` does.
+ */
+export async function multipartUpload<T>(
+  req: IncomingMessage,
+  field: string,
+  handle: (file: IncomingFile) => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const [result] = await multipartFiles(req, field, handle, { maxFiles: 1, beyondMax: 'ignore', signal });
+  return result;
 }

@@ -6,8 +6,7 @@ import type { IngestItem } from '../../../operator/api/index.js';
 import { MediaCatalogue } from '../catalogue.js';
 import { liveContentOwner } from '../content-owners.js';
 import { mediaTypeFromContentType } from '../media-kinds.js';
-import { multipartFiles } from '../multipart-files.js';
-import type { IncomingFile } from '../multipart-upload.js';
+import { multipartFiles, type IncomingFile } from '../multipart-upload.js';
 import { duplicateMessage } from '../processing.js';
 import type { DataprepServices } from '../services.js';
 import { peekHead } from '../stream-head.js';
@@ -73,7 +72,11 @@ async function storeFiles(
       throw error;
     }
   };
-  return multipartFiles(ctx.req, 'files', storeOne, { maxFiles: services.config.batchMaxItems, signal });
+  return multipartFiles(ctx.req, 'files', storeOne, {
+    maxFiles: services.config.batchMaxItems,
+    beyondMax: 'refuse',
+    signal,
+  });
 }
 
 /** 409 when any file is identical to media that is already ingested (duplicates disallowed). */
