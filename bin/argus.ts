@@ -7,7 +7,7 @@ import { ConfigError, loadConfig, platformEnvSchema, toPlatformConfig } from '..
 import type { PlatformConfig } from '../services/lib/config/index.js';
 import Joi from 'joi';
 import { onShutdownSignal } from '../services/lib/http/index.js';
-import { importDefaultModels } from '../services/lib/inference/import/index.js';
+import { defaultModels, importDefaultModels, multiPoseModel } from '../services/lib/inference/import/index.js';
 import { createLogger } from '../services/lib/log/index.js';
 import { loadOperatorConfig } from '../operator/config.js';
 import { openServiceControlPlane } from '../operator/service-control-plane.js';
@@ -19,7 +19,7 @@ const USAGE = `usage: argus <command>
   up                    start every service embedded in this process
   serve <service>       start one service (${Object.keys(SERVICES).join(', ')})
   models import [--force]
-                        import the default offline models into ARGUS_MODELS_DIR
+                        import every model the services use into ARGUS_MODELS_DIR
   operator              run the controllers against a Kubernetes API server (leader election, /healthz /readyz /metrics)
   worker ingest --job <namespace>/<name> [--index <i>] [--completions <n>]
                         run one shard of an IngestJob (index defaults to JOB_COMPLETION_INDEX)
@@ -106,11 +106,14 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'models' && rest[0] === 'import') {
     const cfg = platform();
     const logger = createLogger({ service: 'argus', level: cfg.logLevel, json: cfg.logJson });
-    const names = await importDefaultModels(cfg.modelsDir, {
+    // Every model a service uses, so that a machine can be prepared before it goes offline.
+    const models = [...defaultModels, multiPoseModel];
+    const imported = await importDefaultModels(cfg.modelsDir, {
       force: rest.includes('--force'),
       log: (m) => logger.info(m),
+      models,
     });
-    logger.info('models ready', { dir: cfg.modelsDir, models: names });
+    logger.info('models ready', { dir: cfg.modelsDir, models: models.map((m) => m.name), imported });
     return;
   }
   process.stderr.write(USAGE);
