@@ -133,18 +133,7 @@ describe('argus operator against the fake API server', () => {
       ...latest.status,
       items: [{ index: 0, identifier: 'item-0.mp4', videoId: 'video-0', status: 'success', embeddingsCount: 1 }],
     }));
-    fake.setJobStatus('media', job, {
-      failed: 4,
-      conditions: [
-        { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded' },
-        {
-          type: 'Failed',
-          status: 'True',
-          reason: 'BackoffLimitExceeded',
-          message: 'Job has reached the specified backoff limit',
-        },
-      ],
-    });
+    fake.failJobPastBackoffLimit('media', job, 4);
     const done = await stateWritten('job-f', 'completed_with_errors');
     const failed = done.response.status.items.find((i: { index: number }) => i.index === 1);
     expect(failed).toMatchObject({ status: 'error', identifier: 'item-1.mp4' });

@@ -144,18 +144,7 @@ describe('JobWorkloadDriver at the HTTP boundary', () => {
       conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: '2026-11-23T19:05:00Z' }],
     });
     expect(await driver.inspect(owner)).toMatchObject({ succeeded: 3, complete: true });
-    fake.setJobStatus('media', name, {
-      failed: 5,
-      conditions: [
-        { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded' },
-        {
-          type: 'Failed',
-          status: 'True',
-          reason: 'BackoffLimitExceeded',
-          message: 'Job has reached the specified backoff limit',
-        },
-      ],
-    });
+    fake.failJobPastBackoffLimit('media', name, 5);
     const failed = await driver.inspect(owner);
     expect(failed?.complete).toBe(false);
     expect(failed?.failure?.reason).toBe('BackoffLimitExceeded');

@@ -406,6 +406,22 @@ export class FakeApiServer {
     this.put('batch', 'jobs', { ...job, status: jobStatus });
   }
 
+  /** Marks a Job failed as the Job controller does once its pods failed `failed` times, past the back-off limit. */
+  failJobPastBackoffLimit(namespace: string, name: string, failed: number): void {
+    this.setJobStatus(namespace, name, {
+      failed,
+      conditions: [
+        { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded' },
+        {
+          type: 'Failed',
+          status: 'True',
+          reason: 'BackoffLimitExceeded',
+          message: 'Job has reached the specified backoff limit',
+        },
+      ],
+    });
+  }
+
   /** Deletes an object as another client would (cascading to its dependents). */
   remove(group: string, plural: string, namespace: string, name: string): void {
     this.deleteNow(this.type(group, plural), `${group}/${plural}/${namespace}/${name}`);
