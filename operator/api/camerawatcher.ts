@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { conditionsSchema, observedGenerationSchema, type ObjectMeta } from './meta.js';
+import { conditionsSchema, observedGenerationSchema, type ArgusResource } from './meta.js';
 import { stringEnum, strictObject, timestamp } from './schema-helpers.js';
 
 /** Phases of a camera watcher. */
@@ -33,10 +33,4 @@ export type CameraWatcherSpec = Static<typeof cameraWatcherSpecSchema>;
 export type CameraWatcherStatus = Static<typeof cameraWatcherStatusSchema>;
 
 /** One camera's directory watcher (camera-rules). */
-export interface CameraWatcher {
-  apiVersion: 'argus.dev/v1alpha1';
-  kind: 'CameraWatcher';
-  metadata: ObjectMeta;
-  spec: CameraWatcherSpec;
-  status?: CameraWatcherStatus;
-}
+export type CameraWatcher = ArgusResource<'CameraWatcher', CameraWatcherSpec, CameraWatcherStatus>;

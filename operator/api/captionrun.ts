@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { conditionsSchema, observedGenerationSchema, type ObjectMeta } from './meta.js';
+import { conditionsSchema, observedGenerationSchema, type ArgusResource } from './meta.js';
 import { stringEnum, strictObject, timestamp } from './schema-helpers.js';
 
 /** Phases of a caption run. */
@@ -52,10 +52,4 @@ export type CaptionRunSpec = Static<typeof captionRunSpecSchema>;
 export type CaptionRunStatus = Static<typeof captionRunStatusSchema>;
 
 /** One live caption run on an RTSP stream (caption-runs). */
-export interface CaptionRun {
-  apiVersion: 'argus.dev/v1alpha1';
-  kind: 'CaptionRun';
-  metadata: ObjectMeta;
-  spec: CaptionRunSpec;
-  status?: CaptionRunStatus;
-}
+export type CaptionRun = ArgusResource<'CaptionRun', CaptionRunSpec, CaptionRunStatus>;

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { conditionsSchema, observedGenerationSchema, type ObjectMeta } from './meta.js';
+import { conditionsSchema, observedGenerationSchema, type ArgusResource } from './meta.js';
 import { freeFormObject, stringEnum, strictObject, timestamp } from './schema-helpers.js';
 
 /** How the items of a job reached Argus. */
@@ -163,10 +163,4 @@ export type IngestJobSpec = Static<typeof ingestJobSpecSchema>;
 export type IngestJobStatus = Static<typeof ingestJobStatusSchema>;
 
 /** A batch of media to embed (`kubectl get ingestjobs`). */
-export interface IngestJob {
-  apiVersion: 'argus.dev/v1alpha1';
-  kind: 'IngestJob';
-  metadata: ObjectMeta;
-  spec: IngestJobSpec;
-  status?: IngestJobStatus;
-}
+export type IngestJob = ArgusResource<'IngestJob', IngestJobSpec, IngestJobStatus>;

@@ -8,6 +8,15 @@ export const VERSION = 'v1alpha1';
 /** `apiVersion` of every Argus resource. */
 export const API_VERSION = `${GROUP}/${VERSION}`;
 
+/** An Argus resource as the API server serves it: the same envelope for every kind, its own spec and status. */
+export interface ArgusResource<Kind extends string, Spec, Status> {
+  apiVersion: 'argus.dev/v1alpha1';
+  kind: Kind;
+  metadata: ObjectMeta;
+  spec: Spec;
+  status?: Status;
+}
+
 /** An owner reference (metav1.OwnerReference). */
 export interface OwnerReference {
   apiVersion: string;
