@@ -76,6 +76,9 @@ export type DataprepVectorConfig =
       textCollection: string;
     };
 
+/** The model roles dataprep loads (never the pose estimator). */
+export const DATAPREP_MODEL_ROLES = ['imageEmbedder', 'textEmbedder', 'detector'] as const;
+
 /** The validated configuration of the dataprep service. */
 export interface DataprepConfig {
   platform: PlatformConfig;
@@ -98,9 +101,9 @@ export interface DataprepConfig {
   imageUrlAllow: AllowList;
   storage: DataprepStorageConfig;
   vectors: DataprepVectorConfig;
-  /** The roles dataprep loads (never the pose estimator) and the model configured for each. */
+  /** The roles dataprep loads and the model configured for each. */
   models: {
-    roles: readonly ['imageEmbedder', 'textEmbedder', 'detector'];
+    roles: typeof DATAPREP_MODEL_ROLES;
     imageEmbedder?: string;
     textEmbedder?: string;
     detector?: string;
@@ -164,7 +167,7 @@ export function loadDataprepConfig(env: NodeJS.ProcessEnv): DataprepConfig {
     storage,
     vectors,
     models: {
-      roles: ['imageEmbedder', 'textEmbedder', 'detector'],
+      roles: DATAPREP_MODEL_ROLES,
       imageEmbedder: v.ARGUS_MODEL_IMAGE_EMBEDDER,
       textEmbedder: v.ARGUS_MODEL_TEXT_EMBEDDER,
       detector: v.ARGUS_MODEL_DETECTOR,

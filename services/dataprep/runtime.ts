@@ -57,7 +57,7 @@ export async function openDataprepRuntime(config: DataprepConfig, logger: Logger
     if (failures.length > 0) throw failures[0];
   };
   try {
-    if (config.preloadModels) await models.warmUp(['imageEmbedder', 'textEmbedder', 'detector']);
+    if (config.preloadModels) await models.warmUp();
     const objectStore = createObjectStore(config.storage);
     cleanup.push(() => objectStore.close());
     const vectors = await openVectorStores(config, models.imageEmbedder.dimension, models.textEmbedder.dimension);

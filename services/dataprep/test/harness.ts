@@ -8,7 +8,7 @@ import { createLogger } from '../../lib/log/index.js';
 import type { ObjectStore } from '../../lib/storage/index.js';
 import { createVectorStore, type VectorStore } from '../../lib/vectors/index.js';
 import { createApp } from '../app.js';
-import { loadDataprepConfig, type DataprepConfig } from '../config.js';
+import { DATAPREP_MODEL_ROLES, loadDataprepConfig, type DataprepConfig } from '../config.js';
 import { embedMedia } from '../pipeline/index.js';
 import type { DataprepLimits, DataprepServices } from '../services.js';
 import { TelemetryLog } from '../telemetry.js';
@@ -25,15 +25,17 @@ export interface StorageBackendFixture {
   stop(): Promise<void>;
 }
 
-/** Models loaded once per test file. */
-let models: Promise<LoadedModels> | undefined;
+type DataprepModelRole = (typeof DATAPREP_MODEL_ROLES)[number];
 
-/** The default models, imported if needed, with their sessions created. */
-export function testModels(): Promise<LoadedModels> {
+/** Models loaded once per test file. */
+let models: Promise<LoadedModels<DataprepModelRole>> | undefined;
+
+/** The default models of dataprep's roles, imported if needed, with their sessions created. */
+export function testModels(): Promise<LoadedModels<DataprepModelRole>> {
   models ??= (async () => {
     const modelsDir = await ensureDefaultModels();
-    const loaded = await loadModels({ modelsDir, provider: 'cpu', threads: 1 });
-    await loaded.warmUp(['imageEmbedder', 'textEmbedder', 'detector']);
+    const loaded = await loadModels({ modelsDir, provider: 'cpu', threads: 1, roles: DATAPREP_MODEL_ROLES });
+    await loaded.warmUp();
     return loaded;
   })();
   return models;
