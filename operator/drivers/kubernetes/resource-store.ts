@@ -99,35 +99,29 @@ export class KubernetesResourceStore implements ResourceStore {
     }
   }
 
-  async update<K extends KindName>(kind: K, object: ResourceKinds[K]): Promise<ResourceKinds[K]> {
-    const { namespace, name } = object.metadata;
-    check(kind, object, ['spec']);
-    try {
-      return await this.api.replaceNamespacedCustomObject({
-        ...this.at(kind),
-        namespace,
-        name,
-        body: object,
-        fieldValidation: 'Strict',
-      });
-    } catch (error) {
-      throw toStoreError(error, `update ${kind} ${namespace}/${name}`);
-    }
+  update<K extends KindName>(kind: K, object: ResourceKinds[K]): Promise<ResourceKinds[K]> {
+    return this.replace(kind, object, 'spec');
   }
 
-  async updateStatus<K extends KindName>(kind: K, object: ResourceKinds[K]): Promise<ResourceKinds[K]> {
+  updateStatus<K extends KindName>(kind: K, object: ResourceKinds[K]): Promise<ResourceKinds[K]> {
+    return this.replace(kind, object, 'status');
+  }
+
+  /** A strict replace (PUT with the resourceVersion read) of the object, or of its status subresource only. */
+  private async replace<K extends KindName>(
+    kind: K,
+    object: ResourceKinds[K],
+    part: 'spec' | 'status',
+  ): Promise<ResourceKinds[K]> {
     const { namespace, name } = object.metadata;
-    check(kind, object, ['status']);
+    check(kind, object, [part]);
+    const request = { ...this.at(kind), namespace, name, body: object, fieldValidation: 'Strict' };
     try {
-      return await this.api.replaceNamespacedCustomObjectStatus({
-        ...this.at(kind),
-        namespace,
-        name,
-        body: object,
-        fieldValidation: 'Strict',
-      });
+      return part === 'spec'
+        ? await this.api.replaceNamespacedCustomObject(request)
+        : await this.api.replaceNamespacedCustomObjectStatus(request);
     } catch (error) {
-      throw toStoreError(error, `update status of ${kind} ${namespace}/${name}`);
+      throw toStoreError(error, `${part === 'spec' ? 'update' : 'update status of'} ${kind} ${namespace}/${name}`);
     }
   }
 
