@@ -10,7 +10,8 @@ import { embedMedia } from './pipeline/index.js';
 import type { DataprepDeps } from './services.js';
 import { TelemetryLog } from './telemetry.js';
 
-async function openVectorStores(config: DataprepConfig, imageDimension: number, textDimension: number) {
+/** The image and text vector stores `config` names, with the dimensions of the models that fill them. */
+export async function openVectorStores(config: DataprepConfig, imageDimension: number, textDimension: number) {
   const v = config.vectors;
   const open = (table: string, dimension: number): Promise<VectorStore> =>
     v.backend === 'lancedb'

@@ -3,10 +3,10 @@ import { ensureDefaultModels } from '../../../test/support/models.js';
 import { listen } from '../../lib/http/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import type { ObjectStore } from '../../lib/storage/index.js';
-import { createVectorStore } from '../../lib/vectors/index.js';
 import { createApp } from '../app.js';
 import { loadDataprepConfig, type DataprepConfig } from '../config.js';
 import { embedMedia } from '../pipeline/index.js';
+import { openVectorStores } from '../runtime.js';
 import { TelemetryLog } from '../telemetry.js';
 import { TEST_LIMITS, testModels } from './harness.js';
 
@@ -22,11 +22,11 @@ export async function startDataprepOver(store: ObjectStore, dataDir: string, log
     ARGUS_DATA_DIR: dataDir,
     ARGUS_MODELS_DIR: await ensureDefaultModels(),
   });
-  const lance = config.vectors as Extract<DataprepConfig['vectors'], { backend: 'lancedb' }>;
-  const open = (table: string, dimension: number) =>
-    createVectorStore({ backend: 'lancedb', dir: lance.dir, table, dimension });
-  const vectorStore = await open(lance.table, models.imageEmbedder.dimension);
-  const textVectorStore = await open(lance.textTable, models.textEmbedder.dimension);
+  const { image: vectorStore, text: textVectorStore } = await openVectorStores(
+    config,
+    models.imageEmbedder.dimension,
+    models.textEmbedder.dimension,
+  );
   const pipelineDeps = { imageEmbedder: models.imageEmbedder, detector: models.detector, vectors: vectorStore, logger };
   const created = createApp({
     config,

@@ -6,10 +6,11 @@ import { listen, type RunningServer } from '../../lib/http/index.js';
 import { loadModels, type LoadedModels } from '../../lib/inference/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import type { ObjectStore } from '../../lib/storage/index.js';
-import { createVectorStore, type VectorStore } from '../../lib/vectors/index.js';
+import type { VectorStore } from '../../lib/vectors/index.js';
 import { createApp } from '../app.js';
 import { DATAPREP_MODEL_ROLES, loadDataprepConfig, type DataprepConfig } from '../config.js';
 import { embedMedia } from '../pipeline/index.js';
+import { openVectorStores } from '../runtime.js';
 import type { DataprepLimits, DataprepServices } from '../services.js';
 import { TelemetryLog } from '../telemetry.js';
 
@@ -86,19 +87,11 @@ export async function startHarness(objectStore: ObjectStore): Promise<Harness> {
     MM_DATAPREP_IMAGE_URL_ALLOW: '127.0.0.1/32',
   };
   const config = loadDataprepConfig(baseEnv);
-  const vectors = config.vectors as Extract<DataprepConfig['vectors'], { backend: 'lancedb' }>;
-  const vectorStore = await createVectorStore({
-    backend: 'lancedb',
-    dir: vectors.dir,
-    table: vectors.table,
-    dimension: loaded.imageEmbedder.dimension,
-  });
-  const textVectorStore = await createVectorStore({
-    backend: 'lancedb',
-    dir: vectors.dir,
-    table: vectors.textTable,
-    dimension: loaded.textEmbedder.dimension,
-  });
+  const { image: vectorStore, text: textVectorStore } = await openVectorStores(
+    config,
+    loaded.imageEmbedder.dimension,
+    loaded.textEmbedder.dimension,
+  );
   const servers: RunningServer[] = [];
   const build = async (cfg: DataprepConfig, store: ObjectStore, vectorsStore: VectorStore) => {
     const telemetry = await TelemetryLog.open({ maxRecords: cfg.telemetryMaxRecords });

@@ -9,13 +9,14 @@ import type { ServiceControlPlane } from '../../../operator/ports/index.js';
 import { listen, type RunningServer } from '../../lib/http/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { LocalObjectStore, type ObjectStore } from '../../lib/storage/index.js';
-import { createVectorStore, type VectorStore } from '../../lib/vectors/index.js';
+import type { VectorStore } from '../../lib/vectors/index.js';
 import { createApp } from '../app.js';
 import { loadDataprepConfig, type DataprepConfig } from '../config.js';
 import type { EmbedMediaRequest } from '../pipeline/index.js';
 import { embedMedia } from '../pipeline/index.js';
 import { INGEST_WORKER } from '../../../operator/controllers/ingestjob/workload.js';
 import { ingestWorker } from '../ingest-worker/ingest-worker.js';
+import { openVectorStores } from '../runtime.js';
 import type { DataprepServices } from '../services.js';
 import { TelemetryLog } from '../telemetry.js';
 import { TEST_LIMITS, testModels } from './harness.js';
@@ -129,19 +130,11 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
     MM_DATAPREP_IMAGE_URL_ALLOW: '127.0.0.1/32',
     ...options.env,
   });
-  const vectors = config.vectors as Extract<DataprepConfig['vectors'], { backend: 'lancedb' }>;
-  const vectorStore = await createVectorStore({
-    backend: 'lancedb',
-    dir: vectors.dir,
-    table: vectors.table,
-    dimension: loaded.imageEmbedder.dimension,
-  });
-  const textVectorStore = await createVectorStore({
-    backend: 'lancedb',
-    dir: vectors.dir,
-    table: vectors.textTable,
-    dimension: loaded.textEmbedder.dimension,
-  });
+  const { image: vectorStore, text: textVectorStore } = await openVectorStores(
+    config,
+    loaded.imageEmbedder.dimension,
+    loaded.textEmbedder.dimension,
+  );
   const objectStore = options.objectStore ?? new LocalObjectStore(path.join(config.dataDir, 'media'));
   const gate = new EmbedGate();
   const pipelineDeps = { imageEmbedder: loaded.imageEmbedder, detector: loaded.detector, vectors: vectorStore, logger };
