@@ -2,21 +2,13 @@ import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { importDefaultModels } from '../../services/lib/inference/import/index.js';
+import { isProcessAlive } from '../../services/lib/process/index.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The models directory tests use: ARGUS_MODELS_DIR when set, else the repo's git-ignored `.models/`. */
 export function testModelsDir(): string {
   return path.resolve(process.env.ARGUS_MODELS_DIR ?? path.join(repoRoot, '.models'));
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
@@ -35,7 +27,7 @@ async function withImportLock<T>(dir: string, work: () => Promise<T>): Promise<T
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = Number(await readFile(lockFile, 'utf8').catch(() => ''));
-      if (owner && !isAlive(owner)) await rm(lockFile, { force: true });
+      if (owner && !isProcessAlive(owner)) await rm(lockFile, { force: true });
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${lockFile}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -15,6 +15,7 @@ import {
   type WatchEvent,
 } from '../../ports/index.js';
 import { KeyedQueue } from '../../../services/lib/keyed-queue/index.js';
+import { isProcessAlive } from '../../../services/lib/process/index.js';
 import { removeFileDurably, TEMP_SUFFIX, writeFileAtomic } from './atomic-file.js';
 
 /** Options of the embedded store. */
@@ -375,19 +376,10 @@ export class StoreInUseError extends Error {
 async function lockDirectory(dir: string): Promise<void> {
   const file = path.join(dir, LOCK_FILE);
   const holder = Number.parseInt(await fs.readFile(file, 'utf8').catch(() => ''), 10);
-  if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+  if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isProcessAlive(holder)) {
     throw new StoreInUseError(dir, holder);
   }
   await writeFileAtomic(file, `${process.pid}\n`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function objectKey(kind: string, namespace: string, name: string): string {
