@@ -7,7 +7,8 @@ import path from 'node:path';
 import { fixtureImage, makeTestVideo } from '../../test/support/media.js';
 import { postForm, postJson } from './test/http-client.js';
 import { TEST_LIMITS } from './test/harness.js';
-import { startJobHarness, type JobBody, type JobHarness } from './test/job-harness.js';
+import type { BatchJobStatus } from './jobs/ingest-jobs.js';
+import { startJobHarness, type JobHarness } from './test/job-harness.js';
 
 /** A local image server for URL items: a photo, and 404 for anything else. */
 async function startImageServer(jpg: Buffer): Promise<{ url: string; close(): Promise<void> }> {
@@ -32,7 +33,7 @@ function postFiles(url: string, files: Array<{ bytes: Buffer; filename: string; 
 }
 
 const noDetection = { enable_object_detection: false };
-const byName = (body: JobBody) => Object.fromEntries(body.items.map((item) => [item.identifier, item]));
+const byName = (body: BatchJobStatus) => Object.fromEntries(body.items.map((item) => [item.identifier, item]));
 
 describe('dataprep batch jobs on the embedded control plane', () => {
   let h: JobHarness;

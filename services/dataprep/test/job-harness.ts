@@ -16,6 +16,7 @@ import type { EmbedMediaRequest } from '../pipeline/index.js';
 import { embedMedia } from '../pipeline/index.js';
 import { INGEST_WORKER } from '../../../operator/controllers/ingestjob/workload.js';
 import { ingestWorker } from '../ingest-worker/ingest-worker.js';
+import type { BatchJobStatus } from '../jobs/ingest-jobs.js';
 import { openVectorStores } from '../runtime.js';
 import type { DataprepServices } from '../services.js';
 import { TelemetryLog } from '../telemetry.js';
@@ -65,18 +66,6 @@ export class EmbedGate {
   }
 }
 
-/** A job status body as GET /media/jobs/{id} answers it. */
-export interface JobBody {
-  status: string;
-  job_id: string;
-  state: string;
-  total: number;
-  completed: number;
-  failed: number;
-  skipped: number;
-  items: Array<{ identifier: string; video_id?: string; status: string; message?: string; embeddings_count?: number }>;
-}
-
 /** dataprep with the embedded control plane (store, driver, controllers) and the real ingest worker. */
 export interface JobHarness {
   base: string;
@@ -96,7 +85,7 @@ export interface JobHarness {
    */
   restart(): Promise<void>;
   /** Polls GET /media/jobs/{id} on every change of the job until `until` holds (default: a terminal state). */
-  waitForJob(jobId: string, until?: (body: JobBody) => boolean): Promise<JobBody>;
+  waitForJob(jobId: string, until?: (body: BatchJobStatus) => boolean): Promise<BatchJobStatus>;
   close(): Promise<void>;
 }
 
@@ -112,7 +101,7 @@ export interface JobHarnessOptions {
 const logger = createLogger({ service: 'dataprep-jobs-test', level: 'error', json: true });
 logger.silent = true;
 
-const isTerminal = (body: JobBody) => (TERMINAL_INGEST_STATES as readonly string[]).includes(body.state);
+const isTerminal = (body: BatchJobStatus) => (TERMINAL_INGEST_STATES as readonly string[]).includes(body.state);
 
 /** Starts dataprep on 127.0.0.1:0 over local storage, LanceDB and the embedded control plane, in a temp dir. */
 export async function startJobHarness(options: JobHarnessOptions = {}): Promise<JobHarness> {
@@ -176,8 +165,8 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
   };
   let current = await startProcess();
 
-  const waitForJob = (jobId: string, until: (body: JobBody) => boolean = isTerminal) =>
-    new Promise<JobBody>((resolve, reject) => {
+  const waitForJob = (jobId: string, until: (body: BatchJobStatus) => boolean = isTerminal) =>
+    new Promise<BatchJobStatus>((resolve, reject) => {
       let done = false;
       let checking = Promise.resolve();
       const check = () => {
@@ -185,7 +174,7 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
           .then(async () => {
             if (done) return;
             const response = await fetch(`${current.base}/media/jobs/${jobId}`);
-            const body = (await response.json()) as JobBody;
+            const body = (await response.json()) as BatchJobStatus;
             if (response.status !== 200)
               throw new Error(`GET job answered ${response.status}: ${JSON.stringify(body)}`);
             if (until(body)) {
