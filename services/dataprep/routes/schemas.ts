@@ -4,8 +4,10 @@ import { DATAPREP_ERROR_STYLE } from '../errors.js';
 import type { DataprepServices } from '../services.js';
 import { VIDEO_ID_PATTERN } from '../video-ids.js';
 
+import { bucketName } from '../bucket-name.js';
+
 /** A bucket name (S3 rules); the default bucket applies when omitted. */
-export { bucketName } from '../bucket-name.js';
+export { bucketName };
 
 /** A video id: one safe path segment. */
 export const videoId = () =>
@@ -36,6 +38,16 @@ export const queryTags = () =>
         .map((t) => t.trim())
         .filter(Boolean),
     );
+
+/** The query of the upload endpoints (upload, upload/batch): where to store the files and how to embed them. */
+export const uploadQuery = () =>
+  Joi.object({
+    bucket_name: bucketName(),
+    frame_interval: frameInterval(),
+    enable_object_detection: enableObjectDetection(),
+    detection_confidence: detectionConfidence(),
+    tags: queryTags(),
+  });
 
 /** Common shape of success answers. */
 export const statusMessage = () => Joi.object({ status: Joi.string().valid('success'), message: Joi.string() });

@@ -14,15 +14,7 @@ import { uploadAbortReason } from '../upload-metrics.js';
 import { newVideoId, safeFilename } from '../video-ids.js';
 import { answerAccepted, jobAcceptedSchema } from './batch-common.js';
 import { clientGone } from './client-gone.js';
-import {
-  bucketName,
-  detectionConfidence,
-  enableObjectDetection,
-  errorBody,
-  frameInterval,
-  queryTags,
-  resolveBucket,
-} from './schemas.js';
+import { errorBody, resolveBucket, uploadQuery } from './schemas.js';
 
 /** Bytes file-type needs to recognise an MP4. */
 const SNIFF_BYTES = 4100;
@@ -100,13 +92,7 @@ export function uploadBatchRoute(services: DataprepServices): RouteSpec {
       'Repeat the form field `files` per MP4. Every file is stored first; then one job embeds them one after another. With duplicates disallowed, a file identical to ingested media refuses the whole request (409) and nothing is kept.',
     tags: ['jobs'],
     request: {
-      query: Joi.object({
-        bucket_name: bucketName(),
-        frame_interval: frameInterval(),
-        enable_object_detection: enableObjectDetection(),
-        detection_confidence: detectionConfidence(),
-        tags: queryTags(),
-      }),
+      query: uploadQuery(),
       multipart: Joi.object({
         files: Joi.array()
           .items(Joi.any().meta({ swaggerType: 'file' }))

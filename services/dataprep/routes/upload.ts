@@ -17,16 +17,7 @@ import { storeWithLocalCopy, type TempMedia } from '../temp-media.js';
 import { uploadAbortReason } from '../upload-metrics.js';
 import { newVideoId, safeFilename } from '../video-ids.js';
 import { clientGone } from './client-gone.js';
-import {
-  bucketName,
-  detectionConfidence,
-  enableObjectDetection,
-  errorBody,
-  frameInterval,
-  queryTags,
-  resolveBucket,
-  statusMessage,
-} from './schemas.js';
+import { errorBody, resolveBucket, statusMessage, uploadQuery } from './schemas.js';
 
 /** Bytes file-type needs to recognise every supported format. */
 const SNIFF_BYTES = 4100;
@@ -143,13 +134,7 @@ export function uploadMediaRoute(services: DataprepServices): RouteSpec {
       'The file is streamed to storage; the media type comes from the extension or content type and is confirmed from the first bytes.',
     tags: ['media'],
     request: {
-      query: Joi.object({
-        bucket_name: bucketName(),
-        frame_interval: frameInterval(),
-        enable_object_detection: enableObjectDetection(),
-        detection_confidence: detectionConfidence(),
-        tags: queryTags(),
-      }),
+      query: uploadQuery(),
       multipart: Joi.object({
         file: Joi.any().meta({ swaggerType: 'file' }).required().description('MP4 video or image'),
       }),
