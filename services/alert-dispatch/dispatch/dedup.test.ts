@@ -2,18 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { DedupStore, dedupKey, type DedupVerdict } from './dedup.js';
 import { resolvePlan } from './resolve-tools.js';
 import type { ActionRequest, DedupSpec } from './types.js';
-
-const request = (over: Partial<ActionRequest> = {}): ActionRequest => ({
-  event_id: 'e1',
-  source_id: 'cam-1',
-  alert_name: 'intrusion',
-  answer: 'YES',
-  reason: '',
-  consecutive_count: 1,
-  escalated: false,
-  payloads: [],
-  ...over,
-});
+import { actionRequest as request } from '../testing/action-request.js';
 
 const spec = (over: Partial<DedupSpec> = {}): DedupSpec => ({
   enabled: true,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { getEventListeners } from 'node:events';
 import { createLogger } from '../../lib/log/index.js';
+import { actionRequest } from '../testing/action-request.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.js';
 import { logAlertTool } from '../tools/log-alert.js';
 import { ToolRegistry } from '../tools/registry.js';
@@ -38,18 +39,7 @@ describe('Dispatcher failure paths (real webhook tool against a real receiver)',
     });
   });
 
-  const alert = (over: Partial<ActionRequest> = {}): ActionRequest => ({
-    event_id: 'e',
-    source_id: 'cam-1',
-    alert_name: 'intrusion',
-    answer: 'YES',
-    reason: '',
-    consecutive_count: 1,
-    escalated: false,
-    payloads: [],
-    tools: ['trigger_webhook'],
-    ...over,
-  });
+  const alert = (over: Partial<ActionRequest> = {}) => actionRequest({ tools: ['trigger_webhook'], ...over });
 
   it('leaves the shutdown signal with the listeners it had after 1,000 dispatches that failed after a back-off', async () => {
     const before = getEventListeners(dispatcher.signal, 'abort').length;

@@ -7,6 +7,7 @@ import { createLogger } from '../../lib/log/index.js';
 import { AllowList } from '../../lib/outbound/index.js';
 import { runTool, type RetryPolicy } from '../dispatch/run-tool.js';
 import type { ActionRequest } from '../dispatch/types.js';
+import { actionRequest } from '../testing/action-request.js';
 import { startTestBroker, type TestBroker } from '../testing/mqtt-broker.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.js';
 import { captureSnapshotTool } from './capture-snapshot.js';
@@ -21,18 +22,14 @@ const logger = createLogger({ service: 'test', level: 'error', json: true });
 const LOOPBACK_ONE = AllowList.parse('127.0.0.1/32');
 const JPEG = fixtureImage('person_multi_det.jpg');
 
-const request = (over: Partial<ActionRequest> = {}): ActionRequest => ({
-  event_id: 'evt-1',
-  source_id: 'cam/1',
-  alert_name: 'intrusion',
-  answer: 'YES',
-  reason: 'person in zone',
-  consecutive_count: 1,
-  escalated: false,
-  payloads: [],
-  timestamp: '2024-05-01T10:00:00.000+00:00',
-  ...over,
-});
+const request = (over: Partial<ActionRequest> = {}) =>
+  actionRequest({
+    event_id: 'evt-1',
+    source_id: 'cam/1',
+    reason: 'person in zone',
+    timestamp: '2024-05-01T10:00:00.000+00:00',
+    ...over,
+  });
 
 /** A policy whose sleeps are recorded instead of waited, so retry tests never depend on the clock. */
 const recordingPolicy = (over: Partial<RetryPolicy> = {}) => {
