@@ -227,19 +227,24 @@ describe('shutdown while the language model hangs', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('aborts the model call at the end of the drain grace: close() resolves, no tool starts after, no partial file', async () => {
+  /** The service with a model that never answers and a five-minute model time-out: only the drain can end the call. */
+  function startWithHangingModel(drainGraceMs: string) {
     llm.behaviour = { kind: 'hang' };
-    const service = await startAlertDispatch(
+    return startAlertDispatch(
       {
         ALERT_DISPATCH_PORT: '0',
         ARGUS_DATA_DIR: dir,
         WEBHOOK_URL: hook.url,
         LLM_BASE_URL: llm.baseUrl,
         LLM_TIMEOUT_MS: '300000', // the model would hold the dispatch (and close) for five minutes
-        ALERT_DRAIN_GRACE_MS: '100',
+        ALERT_DRAIN_GRACE_MS: drainGraceMs,
       },
       logger,
     );
+  }
+
+  it('aborts the model call at the end of the drain grace: close() resolves, no tool starts after, no partial file', async () => {
+    const service = await startWithHangingModel('100');
     const jpeg = await readFile(fixtureImage('person_multi_det.jpg'));
     const res = await fetch(`${service.url}/api/v1/alerts`, {
       method: 'POST',
@@ -263,18 +268,7 @@ describe('shutdown while the language model hangs', () => {
     await expect(fetch(`${service.url}/api/v1/health`)).rejects.toThrow();
   });
   it("honours the deadline it is given (SIGTERM's one deadline) over a longer drain grace", async () => {
-    llm.behaviour = { kind: 'hang' };
-    const service = await startAlertDispatch(
-      {
-        ALERT_DISPATCH_PORT: '0',
-        ARGUS_DATA_DIR: dir,
-        WEBHOOK_URL: hook.url,
-        LLM_BASE_URL: llm.baseUrl,
-        LLM_TIMEOUT_MS: '300000',
-        ALERT_DRAIN_GRACE_MS: '600000', // alone, the drain would wait ten minutes for the model
-      },
-      logger,
-    );
+    const service = await startWithHangingModel('600000'); // alone, the drain would wait ten minutes for the model
     const before = llm.requests.length;
     const res = await fetch(`${service.url}/api/v1/alerts`, {
       method: 'POST',
