@@ -1,23 +1,19 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteContext, type RouteSpec } from '../../lib/http/index.js';
-import { detectMediaType, mediaTypeFromName, withDetectedExtension } from '../../lib/media/index.js';
+import { withDetectedExtension } from '../../lib/media/index.js';
 import { ObjectTooLargeError } from '../../lib/storage/index.js';
 import type { IngestItem } from '../../../operator/api/index.js';
 import { MediaCatalogue } from '../catalogue.js';
 import { liveContentOwner } from '../content-owners.js';
-import { mediaTypeFromContentType } from '../media-kinds.js';
+import { claimedMediaType, sniffMediaType } from '../media-kinds.js';
 import { multipartFiles, type IncomingFile } from '../multipart-upload.js';
 import { duplicateMessage } from '../processing.js';
 import type { DataprepServices } from '../services.js';
-import { peekHead } from '../stream-head.js';
 import { uploadAbortReason } from '../upload-metrics.js';
 import { newVideoId, safeFilename } from '../video-ids.js';
 import { answerAccepted, jobAcceptedSchema } from './batch-common.js';
 import { clientGone } from './client-gone.js';
 import { errorBody, resolveBucket, uploadQuery } from './schemas.js';
-
-/** Bytes file-type needs to recognise an MP4. */
-const SNIFF_BYTES = 4100;
 
 /** One file of the batch, stored. */
 interface StoredUpload {
@@ -42,10 +38,9 @@ async function storeFiles(
   const maxBytes = services.limits.uploadMaxBytes;
   const storeOne = async (file: IncomingFile, index: number): Promise<StoredUpload> => {
     const where = `files[${index}] (${safeFilename(file.filename, 'unnamed')})`;
-    const claimed = mediaTypeFromName(file.filename) ?? mediaTypeFromContentType(file.mimeType);
+    const claimed = claimedMediaType(file.filename, file.mimeType);
     if (claimed?.kind !== 'video') throw new HttpError(400, `${where}: ${MP4_ONLY}`);
-    const { head, stream } = await peekHead(file.stream, SNIFF_BYTES);
-    const type = await detectMediaType(head);
+    const { type, stream } = await sniffMediaType(file.stream);
     if (type?.kind !== 'video') {
       stream.destroy();
       throw new HttpError(400, `${where}: ${MP4_ONLY}; the file content is not an MP4 video`);

@@ -1,26 +1,16 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteContext, type RouteSpec } from '../../lib/http/index.js';
-import {
-  ACCEPTED_EXTENSIONS,
-  detectMediaType,
-  mediaTypeFromName,
-  withDetectedExtension,
-  type MediaType,
-} from '../../lib/media/index.js';
+import { ACCEPTED_EXTENSIONS, withDetectedExtension, type MediaType } from '../../lib/media/index.js';
 import { ObjectTooLargeError } from '../../lib/storage/index.js';
 import { MediaCatalogue, type StoredMedia } from '../catalogue.js';
-import { mediaTypeFromContentType } from '../media-kinds.js';
+import { claimedMediaType, sniffMediaType } from '../media-kinds.js';
 import { multipartUpload, type IncomingFile } from '../multipart-upload.js';
 import type { DataprepServices } from '../services.js';
-import { peekHead } from '../stream-head.js';
 import { storeWithLocalCopy, type TempMedia } from '../temp-media.js';
 import { uploadAbortReason } from '../upload-metrics.js';
 import { newVideoId, safeFilename } from '../video-ids.js';
 import { clientGone } from './client-gone.js';
 import { errorBody, resolveBucket, statusMessage, uploadQuery } from './schemas.js';
-
-/** Bytes file-type needs to recognise every supported format. */
-const SNIFF_BYTES = 4100;
 
 /** Message of 400 answers for unsupported files. */
 export const UNSUPPORTED_MEDIA_MESSAGE = `Unsupported media type: accepted are ${ACCEPTED_EXTENSIONS.map((e) => `.${e}`).join(', ')} (videos must be MP4)`;
@@ -43,10 +33,9 @@ async function receiveUpload(
   return multipartUpload(ctx.req, 'file', receive, signal);
 
   async function receive(file: IncomingFile): Promise<ReceivedUpload> {
-    const claimed = mediaTypeFromName(file.filename) ?? mediaTypeFromContentType(file.mimeType);
+    const claimed = claimedMediaType(file.filename, file.mimeType);
     if (!claimed) throw new HttpError(400, UNSUPPORTED_MEDIA_MESSAGE);
-    const { head, stream } = await peekHead(file.stream, SNIFF_BYTES);
-    const type = await detectMediaType(head);
+    const { type, stream } = await sniffMediaType(file.stream);
     // The name or declared type says which kind; the bytes must confirm it (a text file named .mp4 is refused).
     if (!type || type.kind !== claimed.kind) {
       stream.destroy();
