@@ -9,6 +9,7 @@ import { postForm, postJson } from './test/http-client.js';
 import { TEST_LIMITS } from './test/harness.js';
 import type { BatchJobStatus } from './jobs/ingest-jobs.js';
 import { startJobHarness, type JobHarness } from './test/job-harness.js';
+import { nextIncrement } from './test/next-increment.js';
 
 /** A local image server for URL items: a photo, and 404 for anything else. */
 async function startImageServer(jpg: Buffer): Promise<{ url: string; close(): Promise<void> }> {
@@ -342,15 +343,7 @@ describe('dataprep batch jobs on the embedded control plane', () => {
           return result;
         };
       });
-      const aborted = new Promise<unknown>((resolve) => {
-        const counter = h.services.uploadsAborted;
-        const inc = counter.inc.bind(counter);
-        counter.inc = ((...args: Parameters<typeof inc>) => {
-          counter.inc = inc;
-          inc(...args);
-          resolve(args[0]);
-        }) as typeof counter.inc;
-      });
+      const aborted = nextIncrement(h.services.uploadsAborted);
       const req = http.request(`${h.base}/media/upload/batch?bucket_name=${bucket}`, {
         method: 'POST',
         headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length + 4096 },

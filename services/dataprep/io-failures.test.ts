@@ -5,7 +5,6 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { Counter } from 'prom-client';
 import sharp from 'sharp';
 import { makeTestVideo } from '../../test/support/media.js';
 import type { RunningServer } from '../lib/http/index.js';
@@ -14,6 +13,7 @@ import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../lib/storag
 import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
 import type { DataprepServices } from './services.js';
 import { startDataprepOver } from './test/app-over-store.js';
+import { nextIncrement } from './test/next-increment.js';
 
 const MIB = 1024 * 1024;
 const BUCKET = 'aborts';
@@ -57,18 +57,6 @@ async function openFilesUnder(dir: string): Promise<string[]> {
 
 async function entries(dir: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true }).catch(() => [])).sort();
-}
-
-/** Resolves with the labels of the next increment of `counter`. */
-function nextIncrement(counter: Counter<'reason'>): Promise<unknown> {
-  return new Promise((resolve) => {
-    const original = counter.inc.bind(counter);
-    counter.inc = ((...args: Parameters<typeof original>) => {
-      counter.inc = original;
-      original(...args);
-      resolve(args[0]);
-    }) as typeof counter.inc;
-  });
 }
 
 /** A storage backend under test: the store and, for S3, the multipart uploads left on the server. */
