@@ -149,6 +149,15 @@ async function directoryFile(services: DataprepServices, run: ItemRun): Promise<
   const local: TempMedia = { path: file.real, sha256, remove: noRemove };
   const sourcePath = root.hostPath(file.relative);
   const common = { kind: type.kind, local, enforceDuplicatePolicy: false, tags, metadata, sourcePath };
+  const mediaAt = (key: string): StoredMedia => ({
+    bucket: spec.bucket,
+    videoId,
+    key,
+    filename,
+    size: file.size,
+    lastModified: new Date(),
+    contentType: type.mime,
+  });
   if (spec.storeCopy) {
     const key = MediaCatalogue.keyOf(videoId, filename);
     await services.catalogue.removeVideo(spec.bucket, videoId);
@@ -159,29 +168,11 @@ async function directoryFile(services: DataprepServices, run: ItemRun): Promise<
       await undo().catch(() => undefined);
       throw error;
     }
-    const media: StoredMedia = {
-      bucket: spec.bucket,
-      videoId,
-      key,
-      filename,
-      size: file.size,
-      lastModified: new Date(),
-      contentType: type.mime,
-    };
-    return { ...common, media, undo };
+    return { ...common, media: mediaAt(key), undo };
   }
-  const media: StoredMedia = {
-    bucket: spec.bucket,
-    videoId,
-    key: file.relative,
-    filename,
-    size: file.size,
-    lastModified: new Date(),
-    contentType: type.mime,
-  };
   return {
     ...common,
-    media,
+    media: mediaAt(file.relative),
     afterSuccess: () =>
       services.references.record({
         bucket_name: spec.bucket,
