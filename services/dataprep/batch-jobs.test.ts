@@ -147,6 +147,35 @@ describe('dataprep batch jobs on the embedded control plane', () => {
     });
   });
 
+  describe('the reserved bucket name jobs', () => {
+    it('refuses to create media in a bucket named jobs on every creating endpoint, and stores nothing', async () => {
+      const reserved = /Bucket name jobs is reserved/;
+      const single = new FormData();
+      single.append('file', new Blob([new Uint8Array(jpg)], { type: 'image/jpeg' }), 'a.jpg');
+      const upload = await fetch(`${h.base}/media/upload?bucket_name=jobs`, { method: 'POST', body: single });
+      expect(upload.status).toBe(400);
+      expect((await upload.json()).message).toMatch(reserved);
+      const batch = await postFiles(`${h.base}/media/upload/batch?bucket_name=jobs`, [
+        { bytes: videos[9], filename: 'x.mp4' },
+      ]);
+      expect(batch.status).toBe(400);
+      expect((await batch.json()).message).toMatch(reserved);
+      const image = { type: 'image_base64', image_base64: jpg.toString('base64') };
+      for (const [pathname, body] of [
+        ['/media/ingest', { ...image, bucket_name: 'jobs' }],
+        ['/media/ingest/batch', { images: [image], bucket_name: 'jobs' }],
+        ['/media/ingest-dir', { dir_path: '.', bucket_name: 'jobs' }],
+      ] as const) {
+        const answer = await submit(pathname, body);
+        expect(answer).toMatchObject({
+          status: 400,
+          body: { status: 'error', message: expect.stringMatching(reserved) },
+        });
+      }
+      expect(await h.objectStore.list('jobs', '')).toEqual([]);
+    });
+  });
+
   describe('GET and DELETE /media/jobs/{job_id}', () => {
     it('answers 404 for unknown jobs', async () => {
       for (const id of ['ingest-00000000000000000000000000000000', 'Not_A_Name']) {

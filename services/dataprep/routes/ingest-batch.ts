@@ -16,7 +16,7 @@ import {
   detectionConfidence,
   enableObjectDetection,
   errorBody,
-  resolveBucket,
+  resolveTargetBucket,
 } from './schemas.js';
 
 /** A typed image source of the request, with its position. */
@@ -119,7 +119,7 @@ export function ingestBatchRoute(services: DataprepServices): RouteSpec {
     },
     handler: async (ctx) => {
       const body = ctx.state.body;
-      const bucket = resolveBucket(services, body.bucket_name);
+      const bucket = resolveTargetBucket(services, body.bucket_name);
       assertBatchSize(services, body.images.length, 'images');
       const { items, stored } = await prepareItems(services, bucket, body.images);
       try {

@@ -16,7 +16,7 @@ import {
   detectionConfidence,
   enableObjectDetection,
   errorBody,
-  resolveBucket,
+  resolveTargetBucket,
   statusMessage,
 } from './schemas.js';
 
@@ -110,7 +110,7 @@ export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
       const body = ctx.state.body;
       const root = services.ingestRoot;
       if (!root) throw new HttpError(400, 'Directory ingest is not enabled: MM_DATAPREP_INGEST_DATA_ROOT is not set');
-      const bucket = resolveBucket(services, body.bucket_name);
+      const bucket = resolveTargetBucket(services, body.bucket_name);
       const requestMetadata = checkUserMetadata(body.metadata, 'metadata');
       if (requestMetadata.reserved.length) throw reservedKeysError('metadata', requestMetadata.reserved);
       const dir = await root.resolveDirectory(body.dir_path);

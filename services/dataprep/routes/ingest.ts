@@ -15,7 +15,7 @@ import {
   detectionConfidence,
   enableObjectDetection,
   errorBody,
-  resolveBucket,
+  resolveTargetBucket,
   statusMessage,
 } from './schemas.js';
 
@@ -81,7 +81,7 @@ export function ingestMediaRoute(services: DataprepServices): RouteSpec {
     },
     handler: async (ctx) => {
       const body = ctx.state.body;
-      const bucket = resolveBucket(services, body.bucket_name);
+      const bucket = resolveTargetBucket(services, body.bucket_name);
       const { bytes, nameHint } = await loadImageSource(services, body);
       const type = await detectMediaType(bytes);
       if (!type || type.kind !== 'image') {

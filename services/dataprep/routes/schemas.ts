@@ -61,3 +61,18 @@ export function resolveBucket(services: DataprepServices, name: string | undefin
   if (bucket === services.config.markerBucket) throw new HttpError(400, `Bucket ${bucket} is reserved`);
   return bucket;
 }
+
+/**
+ * Bucket names media may not be created in: `DELETE /media/jobs/{job_id}` would otherwise also name video
+ * `{job_id}` of a bucket called `jobs` (the job routes win).
+ */
+export const RESERVED_MEDIA_BUCKETS: readonly string[] = ['jobs'];
+
+/** The bucket new media is stored in: as resolveBucket, and never a name the routes reserve. */
+export function resolveTargetBucket(services: DataprepServices, name: string | undefined): string {
+  const bucket = resolveBucket(services, name);
+  if (RESERVED_MEDIA_BUCKETS.includes(bucket)) {
+    throw new HttpError(400, `Bucket name ${bucket} is reserved (it would collide with /media/jobs); choose another`);
+  }
+  return bucket;
+}

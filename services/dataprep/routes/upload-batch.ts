@@ -13,7 +13,7 @@ import { uploadAbortReason } from '../upload-metrics.js';
 import { newVideoId, safeFilename } from '../video-ids.js';
 import { answerAccepted, jobAcceptedSchema } from './batch-common.js';
 import { clientGone } from './client-gone.js';
-import { errorBody, resolveBucket, uploadQuery } from './schemas.js';
+import { errorBody, resolveTargetBucket, uploadQuery } from './schemas.js';
 
 /** One file of the batch, stored. */
 interface StoredUpload {
@@ -105,7 +105,7 @@ export function uploadBatchRoute(services: DataprepServices): RouteSpec {
     },
     handler: async (ctx) => {
       const q = ctx.state.query;
-      const bucket = resolveBucket(services, q.bucket_name);
+      const bucket = resolveTargetBucket(services, q.bucket_name);
       const signal = clientGone(ctx);
       const stored: string[] = [];
       try {

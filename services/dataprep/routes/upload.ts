@@ -10,7 +10,7 @@ import { storeWithLocalCopy, type TempMedia } from '../temp-media.js';
 import { uploadAbortReason } from '../upload-metrics.js';
 import { newVideoId, safeFilename } from '../video-ids.js';
 import { clientGone } from './client-gone.js';
-import { errorBody, resolveBucket, statusMessage, uploadQuery } from './schemas.js';
+import { errorBody, resolveTargetBucket, statusMessage, uploadQuery } from './schemas.js';
 
 /** Message of 400 answers for unsupported files. */
 export const UNSUPPORTED_MEDIA_MESSAGE = `Unsupported media type: accepted are ${ACCEPTED_EXTENSIONS.map((e) => `.${e}`).join(', ')} (videos must be MP4)`;
@@ -74,7 +74,7 @@ async function receiveUpload(
 /** Stores, then embeds one upload; every stage stops on `signal` and removes what it made. */
 async function storeAndProcess(services: DataprepServices, ctx: RouteContext, signal: AbortSignal): Promise<void> {
   const q = ctx.state.query;
-  const bucket = resolveBucket(services, q.bucket_name);
+  const bucket = resolveTargetBucket(services, q.bucket_name);
   let upload: ReceivedUpload;
   try {
     upload = await receiveUpload(services, ctx, bucket, signal);
