@@ -21,11 +21,9 @@ export interface ServiceControlPlaneOptions {
 export async function openServiceControlPlane(options: ServiceControlPlaneOptions): Promise<ControlPlaneHandle> {
   if (options.mode === 'embedded') return openEmbeddedControlPlane(options);
   // Loaded only here: an embedded process never pays for the Kubernetes client.
-  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { loadKubeConfig } = await import('./drivers/kubernetes/kubeconfig.js');
   const { KubernetesResourceStore } = await import('./drivers/kubernetes/resource-store.js');
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  const resources = new KubernetesResourceStore(kubeConfig, {
+  const resources = new KubernetesResourceStore(loadKubeConfig(), {
     watchNamespace: options.namespace,
     onWatchError: (kind, error) =>
       options.logger.warn('resource watch failed; restarting', { kind, error: String(error) }),

@@ -253,13 +253,12 @@ export class EmbeddedResourceStore implements ResourceStore {
 
   /** Gives `object` the next resourceVersion, persists the change and publishes it in version order. */
   private async commit(key: string, type: WatchEvent<KindName>['type'], object: AnyResource): Promise<AnyResource> {
-    if (type !== 'DELETED') refuseOversized(object);
     const version = await this.issueVersion();
     object.metadata.resourceVersion = String(version);
     const file = this.fileOf(object);
     try {
       if (type === 'DELETED') await removeFileDurably(file);
-      else await writeFileAtomic(file, `${JSON.stringify(object, null, 2)}\n`);
+      else await writeFileAtomic(file, `${serialiseWithinLimit(object)}\n`);
     } catch (error) {
       this.finish(version, null);
       throw error;
@@ -393,9 +392,11 @@ function nowTimestamp(): string {
 /** etcd's default request limit (--max-request-bytes): a real cluster refuses a larger object. */
 export const OBJECT_MAX_BYTES = 1.5 * 1024 * 1024;
 
-function refuseOversized(object: AnyResource): void {
-  const size = Buffer.byteLength(JSON.stringify(object));
-  if (size <= OBJECT_MAX_BYTES) return;
+/** The object as it is stored (one serialisation, also what is measured); InvalidError past etcd's limit. */
+function serialiseWithinLimit(object: AnyResource): string {
+  const json = JSON.stringify(object);
+  const size = Buffer.byteLength(json);
+  if (size <= OBJECT_MAX_BYTES) return json;
   const problem = `the object is ${size} bytes serialised; the limit is ${OBJECT_MAX_BYTES} (etcd's request size)`;
   throw invalid(object.kind, object.metadata.name, [problem]);
 }
