@@ -82,6 +82,12 @@ export class LocalObjectStore implements ObjectStore {
     return file;
   }
 
+  /** Objects are files here: `localPath` names them, so no URL is handed out (the key is still checked). */
+  async signedGetUrl(bucket: string, key: string): Promise<undefined> {
+    this.objectPath(bucket, key);
+    return undefined;
+  }
+
   async stat(bucket: string, key: string): Promise<ObjectInfo | undefined> {
     const info = await this.fileStats(this.objectPath(bucket, key));
     return info && { key, size: info.size, lastModified: info.mtime };

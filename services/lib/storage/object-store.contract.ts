@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { InvalidKeyError, ObjectNotFoundError, ObjectTooLargeError, type ObjectStore } from './object-store.js';
@@ -46,6 +48,19 @@ async function readAll(stream: Readable): Promise<Buffer> {
 }
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
+
+/** One GET on a connection of its own (no keep-alive pool left open after the test). */
+function httpGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const request = (url.startsWith('https:') ? https : http).get(url, { headers, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.once('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      response.once('error', reject);
+    });
+    request.once('error', reject);
+  });
+}
 
 let bucketCounter = 0;
 /** A fresh bucket per test keeps cases independent on a shared server. */
@@ -289,6 +304,23 @@ export function describeObjectStoreContract(name: string, makeStore: () => Promi
       }
       await expect(store.localPath(bucket, '../escape.mp4')).rejects.toThrow(InvalidKeyError);
       await expect(store.localPath('../etc', 'vid/clip.mp4')).rejects.toThrow(InvalidKeyError);
+    });
+
+    it('hands out a signed URL that serves ranges where it keeps no files, and none where it does', async () => {
+      const bucket = freshBucket();
+      const data = pattern(100_000, 9);
+      await store.put(bucket, 'vid/clip.mp4', data);
+      const url = await store.signedGetUrl(bucket, 'vid/clip.mp4', 60);
+      if (store.hasLocalFiles) {
+        expect(url).toBeUndefined();
+      } else {
+        const whole = await httpGet(url!);
+        expect(sha256(whole.body)).toBe(sha256(data));
+        const part = await httpGet(url!, { range: 'bytes=1000-1999' });
+        expect(part.status).toBe(206);
+        expect(part.body).toEqual(data.subarray(1000, 2000));
+      }
+      await expect(store.signedGetUrl(bucket, '../escape.mp4', 60)).rejects.toThrow(InvalidKeyError);
     });
 
     describe('rejects unsafe names before touching storage', () => {

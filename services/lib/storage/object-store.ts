@@ -99,6 +99,11 @@ export interface ObjectStore {
    * keeps objects elsewhere (then read it with `get`). Where it has files, a missing object throws ObjectNotFoundError.
    */
   localPath(bucket: string, key: string): Promise<string | undefined>;
+  /**
+   * A URL that reads the object over HTTP(S) (Range honoured) for `expiresInSeconds`, for a program that seeks in it
+   * (ffmpeg), or undefined where the store has local files (use `localPath`). It carries a signature: never log it.
+   */
+  signedGetUrl(bucket: string, key: string, expiresInSeconds: number): Promise<string | undefined>;
   /** Releases connections and sockets; the store is not used afterwards. */
   close(): Promise<void>;
 }

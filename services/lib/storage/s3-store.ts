@@ -17,6 +17,7 @@ import {
   type CompletedPart,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import {
   assertValidBucketName,
   assertValidKey,
@@ -277,6 +278,13 @@ export class S3ObjectStore implements ObjectStore {
     this.physicalBucket(bucket);
     assertValidKey(key);
     return undefined;
+  }
+
+  /** A presigned GET of the object (query-string SigV4, computed locally without a request). */
+  async signedGetUrl(bucket: string, key: string, expiresInSeconds: number): Promise<string> {
+    const Bucket = this.physicalBucket(bucket);
+    assertValidKey(key);
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket, Key: key }), { expiresIn: expiresInSeconds });
   }
 
   /** Releases the client's sockets. */
