@@ -66,6 +66,7 @@ export function buildServices(deps: DataprepDeps): DataprepServices {
     embedMedia: deps.embedMedia,
     logger: deps.logger,
     allowDuplicateUploads: deps.config.allowDuplicateUploads,
+    maxImagePixels: deps.config.imageMaxPixels,
     tempDir,
     downloadPath: `${DATAPREP_BASE_PATH}/media/download`,
   });

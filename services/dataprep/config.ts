@@ -1,6 +1,7 @@
 import path from 'node:path';
 import Joi from 'joi';
 import { INGEST_MAX_ITEMS } from '../../operator/api/index.js';
+import { MAX_DECODABLE_PIXELS } from '../lib/media/index.js';
 import type { ObjectStoreConfig } from '../lib/storage/index.js';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig } from '../lib/config/index.js';
@@ -32,6 +33,8 @@ export const dataprepEnvSchema = Joi.object({
   MM_DATAPREP_URL_TIMEOUT_SECONDS: Joi.number().min(1).max(600).default(30),
   MM_DATAPREP_URL_MAX_REDIRECTS: Joi.number().integer().min(0).max(20).default(5),
   MM_DATAPREP_IMAGE_URL_ALLOW: envAllowList(),
+  // 50 MP decodes to 150 MB of RGB; the header is checked before a pixel is decoded (pixel bombs).
+  MM_DATAPREP_IMAGE_MAX_PIXELS: Joi.number().integer().min(1).max(MAX_DECODABLE_PIXELS).default(50_000_000),
 
   MM_DATAPREP_STORAGE_BACKEND: Joi.string().valid('local', 's3').default('local'),
   MM_DATAPREP_S3_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
@@ -99,6 +102,8 @@ export interface DataprepConfig {
   urlMaxRedirects: number;
   /** Non-public addresses and host names `image_url` may reach (MM_DATAPREP_IMAGE_URL_ALLOW); public ones always. */
   imageUrlAllow: AllowList;
+  /** Images whose header states more pixels are refused (413) before decoding. */
+  imageMaxPixels: number;
   storage: DataprepStorageConfig;
   vectors: DataprepVectorConfig;
   /** The roles dataprep loads and the model configured for each. */
@@ -164,6 +169,7 @@ export function loadDataprepConfig(env: NodeJS.ProcessEnv): DataprepConfig {
     urlTimeoutMs: Math.round(v.MM_DATAPREP_URL_TIMEOUT_SECONDS * 1000),
     urlMaxRedirects: v.MM_DATAPREP_URL_MAX_REDIRECTS,
     imageUrlAllow: v.MM_DATAPREP_IMAGE_URL_ALLOW ?? AllowList.EMPTY,
+    imageMaxPixels: v.MM_DATAPREP_IMAGE_MAX_PIXELS,
     storage,
     vectors,
     models: {

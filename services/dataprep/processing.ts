@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { HttpError } from '../lib/http/index.js';
 import { KeyedQueue } from '../lib/keyed-queue/index.js';
 import type { Logger } from '../lib/log/index.js';
-import { FrameDecodeError, UndecodableImageError, VideoProbeError, type MediaKind } from '../lib/media/index.js';
+import {
+  assertImagePixels,
+  FrameDecodeError,
+  UndecodableImageError,
+  VideoProbeError,
+  type MediaKind,
+} from '../lib/media/index.js';
 import type { ObjectStore } from '../lib/storage/index.js';
 import type { MetadataValue, VectorStore } from '../lib/vectors/index.js';
 import type { MediaCatalogue, StoredMedia } from './catalogue.js';
@@ -70,6 +76,8 @@ export interface MediaProcessingDeps {
   embedMedia: EmbedMedia;
   logger: Logger;
   allowDuplicateUploads: boolean;
+  /** Images stating more pixels in their header are refused (413) before anything decodes them. */
+  maxImagePixels: number;
   tempDir: string;
   /** URL path of the download endpoint, recorded with each embedding. */
   downloadPath: string;
@@ -123,6 +131,7 @@ export class MediaProcessing {
         downloaded = await downloadToTempMedia(this.deps.objectStore, media.bucket, media.key, this.deps.tempDir);
         local = downloaded;
       }
+      if (input.kind === 'image') await assertImagePixels(local.path, this.deps.maxImagePixels);
       if (input.enforceDuplicatePolicy && local.sha256) {
         await this.assertNotDuplicate(local.sha256, { bucket: media.bucket, videoId: media.videoId });
       }

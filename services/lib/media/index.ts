@@ -15,3 +15,6 @@ export {
 } from './media-type.js';
 export type { MediaKind, MediaType } from './media-type.js';
 export { decodeImage, UndecodableImageError } from './image-decode.js';
+export type { DecodeImageOptions } from './image-decode.js';
+export { assertImagePixels, ImageTooLargeError, imageDimensions, MAX_DECODABLE_PIXELS } from './image-pixels.js';
+export type { ImageDimensions } from './bmp.js';
