@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
+import { connect } from '@lancedb/lancedb';
 import { LanceDbVectorStore } from './lancedb-store.js';
 import { CONTRACT_DIMENSION, describeVectorStoreContract } from './vector-store.contract.js';
 
@@ -31,6 +32,38 @@ describe('LanceDbVectorStore specifics', () => {
     expect(await reopened.count()).toBe(7);
     expect(await reopened.count({ equals: { key_3: 3 } })).toBe(1);
     await reopened.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('upgrades a table written before range filters: numbers stored earlier match ranges at once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lancedb-upgrade-'));
+    // The layout of the previous version: JSON text columns only, no n_* twins.
+    const db = await connect(dir);
+    const old = (i: number, extra: Record<string, string | null>) => ({
+      id: `old-${i}`,
+      vector: [1, i, 0, 0],
+      tags: ['"car"'],
+      metadata: JSON.stringify({ timestamp: i * 2, frame_id: i, tags: ['car'] }),
+      m_video_id: '"v"',
+      m_timestamp: JSON.stringify(i * 2),
+      m_frame_id: JSON.stringify(i),
+      ...extra,
+    });
+    const table = await db.createTable('t', [old(0, { m_camera: '"5"' }), old(1, { m_camera: '7' }), old(2, {})]);
+    table.close();
+    db.close();
+    const store = await LanceDbVectorStore.open({ dir, table: 't', dimension: 4 });
+    expect(await store.count({ range: { timestamp: { gte: 2 } } })).toBe(2);
+    expect(await store.count({ range: { frame_id: { lte: 0 } } })).toBe(1);
+    // A JSON string that looks like a number is not a number.
+    expect(await store.count({ range: { camera: {} } })).toBe(1);
+    await store.insert([{ id: 'new', vector: [0, 1, 0, 0], metadata: { timestamp: 10, camera: 9 } }]);
+    expect(await store.count({ range: { timestamp: { gte: 2 }, camera: { gte: 7 } } })).toBe(2);
+    await store.close();
+    // Opening again finds the table upgraded and changes nothing.
+    const again = await LanceDbVectorStore.open({ dir, table: 't', dimension: 4 });
+    expect(await again.count({ range: { timestamp: {} } })).toBe(4);
+    await again.close();
     await rm(dir, { recursive: true, force: true });
   });
 

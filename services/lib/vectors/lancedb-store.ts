@@ -1,15 +1,17 @@
 import { connect, type Connection, type Table } from '@lancedb/lancedb';
-import { Field, FixedSizeList, Float32, List, Schema, Utf8 } from 'apache-arrow';
+import { Field, FixedSizeList, Float32, Float64, List, Schema, Utf8 } from 'apache-arrow';
 import { KeyedQueue } from '../keyed-queue/index.js';
-import { lanceWhere } from './lancedb-filter.js';
+import { lanceWhere, listColumn } from './lancedb-filter.js';
 import {
   assertValidFilter,
   assertValidK,
   assertValidRecord,
   assertValidVector,
   CANONICAL_FIELDS,
+  isNumber,
   isScalar,
   MATCHES_NOTHING,
+  numericFieldName,
   scalarFieldName,
 } from './metadata-fields.js';
 import {
@@ -38,21 +40,40 @@ export interface LanceDbVectorStoreOptions {
 /*
  * Table layout (why): `metadata` holds the record's metadata as JSON, so any shape round-trips exactly. For filtering,
  * every top-level scalar key K also gets a nullable Utf8 column `m_K` holding JSON.stringify(value) – JSON text keeps
- * the type (5 vs "5") in a single column type, and keys seen for the first time are added with addColumns. `tags` is a
- * List<Utf8> of JSON-encoded tags, filtered with array_has_any. Canonical scalar columns exist from the start.
+ * the type (5 vs "5") in a single column type; a number also goes into a Float64 column `n_K` (range filters); a list
+ * goes into a List<Utf8> column `l_K` of JSON-encoded items (`in`, `containsAll`), except `tags`, whose list column is
+ * `tags`. Keys seen for the first time get their columns with addColumns. Canonical columns exist from the start.
  */
 const BASE_COLUMNS = ['id', 'vector', 'tags', 'metadata'];
+/** A column present in every table this version creates; a table without it predates numeric columns. */
+const NUMERIC_MARKER = numericFieldName('timestamp');
+
+function jsonList(): List {
+  return new List(new Field('item', new Utf8(), true));
+}
+
+/**
+ * SQL for a new, empty filter column of the type its name's prefix calls for (see metadata-fields.ts). SQL rather than
+ * Arrow fields: addColumns recognises fields by class, and lancedb's CommonJS copy of apache-arrow is not ours.
+ */
+function emptyColumnSql(name: string): string {
+  if (name.startsWith('n_') || name.startsWith('nx_')) return 'CAST(NULL AS DOUBLE)';
+  if (name.startsWith('l_') || name.startsWith('lx_')) return "arrow_cast(NULL, 'List(Utf8)')";
+  return 'CAST(NULL AS STRING)';
+}
 
 function baseSchema(dimension: number): Schema {
-  const scalarColumns = Object.entries(CANONICAL_FIELDS)
-    .filter(([, kind]) => kind !== 'string[]')
-    .map(([key]) => new Field(scalarFieldName(key), new Utf8(), true));
+  const filterColumns = Object.entries(CANONICAL_FIELDS).flatMap(([key, kind]) => {
+    if (kind === 'string[]') return [];
+    const scalar = new Field(scalarFieldName(key), new Utf8(), true);
+    return kind === 'string' ? [scalar] : [scalar, new Field(numericFieldName(key), new Float64(), true)];
+  });
   return new Schema([
     new Field('id', new Utf8(), false),
     new Field('vector', new FixedSizeList(dimension, new Field('item', new Float32(), true)), false),
-    new Field('tags', new List(new Field('item', new Utf8(), true)), true),
+    new Field('tags', jsonList(), true),
     new Field('metadata', new Utf8(), false),
-    ...scalarColumns,
+    ...filterColumns,
   ]);
 }
 
@@ -91,6 +112,7 @@ export class LanceDbVectorStore implements VectorStore {
       db.close();
       throw new RangeError(`table ${name} holds vectors of dimension ${actual}, configured ${dimension}`);
     }
+    if (!store.columns.has(NUMERIC_MARKER)) await store.write(() => store.addNumericColumns());
     return store;
   }
 
@@ -196,12 +218,35 @@ export class LanceDbVectorStore implements VectorStore {
     missing = missing.filter((name) => !this.columns.has(name));
     if (missing.length === 0) return;
     try {
-      await this.table.addColumns(missing.map((name) => ({ name, valueSql: 'CAST(NULL AS STRING)' })));
+      await this.table.addColumns(missing.map((name) => ({ name, valueSql: emptyColumnSql(name) })));
     } catch (err) {
       // Another writer may have added the same columns first: fine, as long as they exist now.
       await this.refreshColumns();
       if (missing.some((name) => !this.columns.has(name))) {
         throw new VectorStoreUnavailableError(`add LanceDB columns failed: ${(err as Error)?.message}`, { cause: err });
+      }
+      return;
+    }
+    await this.refreshColumns();
+  }
+
+  /**
+   * Upgrades a table written before range filters: every `m_*` column gets its `n_*` twin, filled from the JSON text
+   * (numbers parse, JSON strings and booleans become NULL), so records stored earlier match ranges at once. List
+   * user keys of earlier records only sit in `metadata`; they become filterable when those records are written again.
+   */
+  private async addNumericColumns(): Promise<void> {
+    const twins = [...this.columns]
+      .filter((name) => name.startsWith('m_') || name.startsWith('mx_'))
+      .map((name) => ({ name: `n${name.slice(1)}`, valueSql: `TRY_CAST(${name} AS DOUBLE)` }))
+      .filter(({ name }) => !this.columns.has(name));
+    try {
+      await this.table.addColumns(twins);
+    } catch (err) {
+      // Another process may have upgraded the table first.
+      await this.refreshColumns();
+      if (!this.columns.has(NUMERIC_MARKER)) {
+        throw new VectorStoreUnavailableError(`upgrade LanceDB table failed: ${(err as Error)?.message}`, { cause: err });
       }
       return;
     }
@@ -218,6 +263,8 @@ function toRow(record: VectorRecord): Record<string, unknown> {
   };
   for (const [key, value] of Object.entries(record.metadata)) {
     if (isScalar(value)) row[scalarFieldName(key)] = JSON.stringify(value);
+    if (isNumber(value)) row[numericFieldName(key)] = value;
+    if (Array.isArray(value) && key !== 'tags') row[listColumn(key)] = value.map((item) => JSON.stringify(item));
   }
   return row;
 }

@@ -24,12 +24,29 @@ export const MATCHES_NOTHING = Symbol('matches nothing');
 
 const SIMPLE_KEY = /^[a-z][a-z0-9_]{0,62}$/;
 
-/**
- * Column (LanceDB) or property (Weaviate) name holding the JSON encoding of a user or canonical scalar key. Simple
- * keys stay readable (`m_<key>`); anything else is hex-encoded so no key can inject into SQL or clash in case.
- */
+/** Simple keys stay readable (`<prefix>_<key>`); anything else is hex-encoded so no key can inject or clash in case. */
+function encodedName(prefix: 'm' | 'n' | 'l', key: string): string {
+  return SIMPLE_KEY.test(key) ? `${prefix}_${key}` : `${prefix}x_${Buffer.from(key, 'utf8').toString('hex')}`;
+}
+
+/** Column (LanceDB) or property (Weaviate) holding the JSON encoding of a scalar key, for `equals` and `in`. */
 export function scalarFieldName(key: string): string {
-  return SIMPLE_KEY.test(key) ? `m_${key}` : `mx_${Buffer.from(key, 'utf8').toString('hex')}`;
+  return encodedName('m', key);
+}
+
+/** Column or property holding a key's value when it is a number, for `range`. */
+export function numericFieldName(key: string): string {
+  return encodedName('n', key);
+}
+
+/** Column or property holding a list key's items, each JSON-encoded, for `in` and `containsAll`. */
+export function listFieldName(key: string): string {
+  return encodedName('l', key);
+}
+
+/** True when `value` is a number a `range` filter can compare. */
+export function isNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
 }
 
 /** True when `value` is a scalar that `equals` filters can compare. */
@@ -82,12 +99,12 @@ export function assertValidVector(vector: Float32Array | number[], dimension: nu
   }
 }
 
-/** Throws TypeError for filters that cannot be expressed (non-scalar values, `tags` under `equals`/`notEquals`). */
+/** Throws TypeError for filters that cannot be expressed (non-scalar values, `tags` under `equals`/`notEquals`, bad bounds). */
 export function assertValidFilter(filter: VectorFilter | undefined): void {
   if (filter === undefined) return;
   if (filter === null || typeof filter !== 'object') throw new TypeError('filter must be an object');
-  for (const [key, value] of [...Object.entries(filter.equals ?? {}), ...Object.entries(filter.notEquals ?? {})]) {
-    if (key === 'tags') throw new TypeError('filter tags with tagsAny, not equals');
+  for (const [key, value] of [...entriesOf(filter.equals, 'equals'), ...entriesOf(filter.notEquals, 'notEquals')]) {
+    if (key === 'tags') throw new TypeError('filter tags with tagsAny, in or containsAll, not equals');
     if (!isScalar(value)) throw new TypeError(`filter value for ${key} must be a string, number or boolean`);
   }
   if (filter.tagsAny !== undefined) {
@@ -95,6 +112,26 @@ export function assertValidFilter(filter: VectorFilter | undefined): void {
       throw new TypeError('tagsAny must be a list of strings');
     }
   }
+  for (const [key, bounds] of entriesOf(filter.range, 'range')) {
+    if (bounds === null || typeof bounds !== 'object' || Array.isArray(bounds)) {
+      throw new TypeError(`range for ${key} must be an object with gte and/or lte`);
+    }
+    for (const [bound, value] of Object.entries(bounds)) {
+      if (bound !== 'gte' && bound !== 'lte') throw new TypeError(`range for ${key} takes gte and lte only`);
+      if (value !== undefined && !isNumber(value)) throw new TypeError(`range ${bound} for ${key} must be a finite number`);
+    }
+  }
+  for (const [key, values] of [...entriesOf(filter.in, 'in'), ...entriesOf(filter.containsAll, 'containsAll')]) {
+    if (!Array.isArray(values) || !values.every((value) => isScalar(value))) {
+      throw new TypeError(`filter values for ${key} must be a list of strings, numbers or booleans`);
+    }
+  }
+}
+
+function entriesOf(part: unknown, name: string): Array<[string, unknown]> {
+  if (part === undefined) return [];
+  if (part === null || typeof part !== 'object' || Array.isArray(part)) throw new TypeError(`${name} must be an object`);
+  return Object.entries(part);
 }
 
 /** Throws RangeError unless `k` is a positive integer. */

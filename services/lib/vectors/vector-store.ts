@@ -8,16 +8,30 @@ export interface VectorRecord {
   metadata: Record<string, MetadataValue>;
 }
 
+/** A value a list-aware filter (`in`, `containsAll`) compares with: a scalar, matched with its type. */
+export type FilterScalar = string | number | boolean;
+
 /**
- * Filter on metadata: every listed field must match. `equals` compares top-level scalars exactly (type included:
- * 5 does not match '5'); `notEquals` is its negation, and a record without the field (or with another type) matches
- * it, since its value differs; `tagsAny` matches records whose `tags` list contains at least one of the given tags,
- * and an empty `tagsAny` does not restrict. `{}` matches every record.
+ * Filter on metadata: every listed condition must hold (AND). `{}` matches every record.
+ *
+ * - `equals` compares top-level scalars exactly (type included: 5 does not match '5').
+ * - `notEquals` is its negation; a record without the field (or with another type) matches it, since its value differs.
+ * - `tagsAny` matches records whose `tags` list contains at least one of the given tags; an empty `tagsAny` does not
+ *   restrict.
+ * - `range` matches records whose field holds a number within the inclusive bounds (`gte`, `lte`, either optional;
+ *   `{}` asks only that the field holds a number). Records without the field, or with a non-number, do not match.
+ * - `in` matches a scalar field equal to one of the values, or a list field containing at least one of them (type
+ *   included). An empty list matches nothing.
+ * - `containsAll` matches a list field containing every one of the values (type included); a scalar field never
+ *   matches. An empty list does not restrict.
  */
 export interface VectorFilter {
-  equals?: Record<string, string | number | boolean>;
-  notEquals?: Record<string, string | number | boolean>;
+  equals?: Record<string, FilterScalar>;
+  notEquals?: Record<string, FilterScalar>;
   tagsAny?: string[];
+  range?: Record<string, { gte?: number; lte?: number }>;
+  in?: Record<string, FilterScalar[]>;
+  containsAll?: Record<string, FilterScalar[]>;
 }
 
 /** One search hit: the record's metadata and its cosine similarity to the query (1 = identical direction). */
