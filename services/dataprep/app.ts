@@ -59,6 +59,7 @@ export function buildServices(deps: DataprepDeps): DataprepServices {
   const processing = new MediaProcessing({
     objectStore: deps.objectStore,
     vectorStore: deps.vectorStore,
+    descriptionStore: deps.descriptionStore,
     catalogue,
     markers,
     references,

@@ -68,6 +68,8 @@ export interface ProcessingOutcome {
 export interface MediaProcessingDeps {
   objectStore: ObjectStore;
   vectorStore: VectorStore;
+  /** Descriptions of the same frames (search/): replaced and rolled back together with the vectors. */
+  descriptionStore: VectorStore;
   catalogue: MediaCatalogue;
   markers: ContentMarkers;
   /** Media referenced in place: it owns content like stored media does. */
@@ -164,10 +166,12 @@ export class MediaProcessing {
       }
       // The new set is complete: now, and only now, the previous one goes (a new video has none).
       if (!input.ownsStoredMedia && !input.noEarlierRuns) {
-        await this.deps.vectorStore.delete({
+        const earlierRuns = {
           equals: { bucket_name: media.bucket, video_id: media.videoId },
           notEquals: { run_id: runId },
-        });
+        };
+        await this.deps.vectorStore.delete(earlierRuns);
+        await this.deps.descriptionStore.delete(earlierRuns);
       }
       const telemetry = this.telemetryRecord(input, requestedAt, result);
       this.deps.telemetry.add(telemetry);
@@ -190,6 +194,7 @@ export class MediaProcessing {
     if (runComplete) {
       const ofRun = { bucket_name: media.bucket, video_id: media.videoId, run_id: runId };
       steps.push(['vectors', () => this.deps.vectorStore.delete({ equals: ofRun })]);
+      steps.push(['descriptions', () => this.deps.descriptionStore.delete({ equals: ofRun })]);
     }
     if (input.ownsStoredMedia) {
       steps.push(['stored media', () => this.deps.catalogue.removeVideo(media.bucket, media.videoId)]);

@@ -73,6 +73,11 @@ describe('dataprep re-processing', () => {
       table: 'summaries',
       dimension: models.textEmbedder.dimension,
     });
+    const descriptionStore = await LanceDbVectorStore.open({
+      dir: path.join(dataDir, 'vectors'),
+      table: 'descriptions',
+      dimension: models.textEmbedder.dimension,
+    });
     let embedCalls = 0;
     const imageEmbedder: ImageEmbedder = {
       info: models.imageEmbedder.info,
@@ -97,6 +102,7 @@ describe('dataprep re-processing', () => {
       objectStore: new LocalObjectStore(path.join(dataDir, 'media')),
       vectorStore: watched,
       textVectorStore: textStore,
+      descriptionStore,
       models,
       // Small batches: a run writes in several inserts, so it can fail after its first one.
       embedMedia: (request) => embedMedia(pipelineDeps, request, { embedBatchSize: 2, writeBatchSize: 2 }),
@@ -127,6 +133,7 @@ describe('dataprep re-processing', () => {
     await server?.close();
     await services?.vectorStore.close();
     await services?.textVectorStore.close();
+    await services?.descriptionStore.close();
     await rm(dataDir, { recursive: true, force: true });
   });
 

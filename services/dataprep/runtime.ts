@@ -10,7 +10,11 @@ import { embedMedia } from './pipeline/index.js';
 import type { DataprepDeps } from './services.js';
 import { TelemetryLog } from './telemetry.js';
 
-/** The image and text vector stores `config` names, with the dimensions of the models that fill them. */
+/**
+ * The image, summary and description vector stores `config` names, with the dimensions of the models that fill them.
+ * Frame descriptions (search/) have the summaries' dimension but their own table/collection, named after the image
+ * one: `<table>_descriptions` (LanceDB), `<collection>Descriptions` (Weaviate).
+ */
 export async function openVectorStores(config: DataprepConfig, imageDimension: number, textDimension: number) {
   const v = config.vectors;
   const open = (table: string, dimension: number): Promise<VectorStore> =>
@@ -24,12 +28,19 @@ export async function openVectorStores(config: DataprepConfig, imageDimension: n
           collection: table,
           dimension,
         });
-  const image = await open(v.backend === 'lancedb' ? v.table : v.collection, imageDimension);
+  const opened: VectorStore[] = [];
   try {
+    const image = await open(v.backend === 'lancedb' ? v.table : v.collection, imageDimension);
+    opened.push(image);
     const text = await open(v.backend === 'lancedb' ? v.textTable : v.textCollection, textDimension);
-    return { image, text };
+    opened.push(text);
+    const descriptions = await open(
+      v.backend === 'lancedb' ? `${v.table}_descriptions` : `${v.collection}Descriptions`,
+      textDimension,
+    );
+    return { image, text, descriptions };
   } catch (error) {
-    await image.close();
+    for (const store of opened) await store.close();
     throw error;
   }
 }
@@ -65,6 +76,7 @@ export async function openDataprepRuntime(config: DataprepConfig, logger: Logger
     cleanup.push(
       () => vectors.image.close(),
       () => vectors.text.close(),
+      () => vectors.descriptions.close(),
     );
     const telemetry = await TelemetryLog.open({
       maxRecords: config.telemetryMaxRecords,
@@ -75,6 +87,7 @@ export async function openDataprepRuntime(config: DataprepConfig, logger: Logger
       imageEmbedder: models.imageEmbedder,
       detector: models.detector,
       vectors: vectors.image,
+      descriptions: { textEmbedder: models.textEmbedder, store: vectors.descriptions },
       logger,
     };
     return {
@@ -84,6 +97,7 @@ export async function openDataprepRuntime(config: DataprepConfig, logger: Logger
         objectStore,
         vectorStore: vectors.image,
         textVectorStore: vectors.text,
+        descriptionStore: vectors.descriptions,
         models,
         embedMedia: (request) => embedMedia(pipelineDeps, request),
         telemetry,

@@ -36,6 +36,8 @@ export interface DataprepDeps {
   vectorStore: VectorStore;
   /** Summary embeddings: the text embedder has its own dimension, so its own table/collection. */
   textVectorStore: VectorStore;
+  /** Frame and object descriptions (text embedder's dimension), written by the pipeline, read by search. */
+  descriptionStore: VectorStore;
   models: DataprepModels;
   embedMedia: EmbedMedia;
   telemetry: TelemetryLog;

@@ -185,6 +185,7 @@ async function directoryFile(services: DataprepServices, run: ItemRun): Promise<
     undo: async () => {
       // Only a failed record write comes after embedding: the embeddings go too, so nothing points at no media.
       await services.vectorStore.delete({ equals: { bucket_name: spec.bucket, video_id: videoId } });
+      await services.descriptionStore.delete({ equals: { bucket_name: spec.bucket, video_id: videoId } });
       await services.references.remove(spec.bucket, videoId);
       await services.markers.removeVideo(spec.bucket, videoId);
     },

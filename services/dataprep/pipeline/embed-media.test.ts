@@ -75,8 +75,18 @@ const FRAME_KEYS = CANONICAL_METADATA_KEYS.filter(
       'video_start_time',
       'video_end_time',
       'summary',
+      'description',
+      'positions',
     ].includes(key),
 );
+const CROP_KEYS = [
+  ...FRAME_KEYS.filter((key) => key !== 'labels'),
+  'label',
+  'bbox',
+  'crop_id',
+  'score',
+  'parent_frame_id',
+];
 
 describe('embedMedia', () => {
   it('embeds an image and each detected object crop, with full metadata', async () => {
@@ -125,9 +135,7 @@ describe('embedMedia', () => {
     expect(labels).toContain('bus');
     expect(labels).toContain('person');
     for (const crop of crops) {
-      expect(Object.keys(crop.metadata).sort()).toEqual(
-        [...FRAME_KEYS, 'label', 'bbox', 'crop_id', 'score', 'parent_frame_id', 'camera', 'floor'].sort(),
-      );
+      expect(Object.keys(crop.metadata).sort()).toEqual([...CROP_KEYS, 'camera', 'floor'].sort());
       const [x1, y1, x2, y2] = crop.metadata.bbox as number[];
       expect(x2).toBeGreaterThan(x1);
       expect(y2).toBeGreaterThan(y1);
@@ -260,6 +268,70 @@ describe('embedMedia', () => {
     const hits = await storedRecords('nodetect');
     expect(hits.map((hit) => hit.metadata.frame_id).sort((a, b) => Number(a) - Number(b))).toEqual([0, 7, 14]);
     expect(result.stages.detect_s).toBe(0);
+    for (const hit of hits) expect(hit.metadata.labels).toBeUndefined();
+  });
+
+  it('describes each frame and crop in words and stores the descriptions, embedded once per distinct text', async () => {
+    const descriptions = await LanceDbVectorStore.open({
+      dir: dbDir,
+      table: 'descriptions',
+      dimension: models.textEmbedder.dimension,
+    });
+    const embedded: string[] = [];
+    const textEmbedder = {
+      info: models.textEmbedder.info,
+      dimension: models.textEmbedder.dimension,
+      embed: (texts: string[]) => {
+        embedded.push(...texts);
+        return models.textEmbedder.embed(texts);
+      },
+    };
+    // The default crop confidence: descriptions still name what scores 0.4 or more.
+    const result = await embedMedia(
+      { ...deps(), descriptions: { textEmbedder, store: descriptions } },
+      request({ videoId: 'described', detection: { enabled: true, confidence: 0.85 } }),
+    );
+    const probe = new Float32Array(models.textEmbedder.dimension).fill(1 / Math.sqrt(models.textEmbedder.dimension));
+    const stored = await descriptions.search(probe, 1000, { equals: { video_id: 'described' } });
+    const frames = stored.filter((hit) => hit.metadata.kind === 'frame');
+    const crops = stored.filter((hit) => hit.metadata.kind === 'crop');
+    expect(frames).toHaveLength(result.framesExtracted);
+    expect(crops).toHaveLength(result.cropsDetected);
+    for (const { metadata } of frames) {
+      expect(metadata.description).toMatch(/\ba bus\b/);
+      expect(metadata.labels).toContain('bus');
+      expect(metadata.positions).toEqual(expect.arrayContaining([expect.stringMatching(/^bus@(left|centre|right)$/)]));
+    }
+    for (const { metadata } of crops) expect(metadata.description).toMatch(/^an? [a-z ]+ (on the|in the)/);
+    // The image store's frames carry the same labels, for the labels filter.
+    const images = await storedRecords('described');
+    for (const hit of images.filter((h) => h.metadata.kind === 'frame')) expect(hit.metadata.labels).toContain('bus');
+    expect(embedded.length).toBe(new Set(embedded).size);
+    expect(new Set(embedded)).toEqual(new Set(stored.map((hit) => hit.metadata.description)));
+    await descriptions.close();
+  });
+
+  it('removes the descriptions of a failed run with its vectors', async () => {
+    const descriptions = await LanceDbVectorStore.open({
+      dir: dbDir,
+      table: 'descriptions-rollback',
+      dimension: models.textEmbedder.dimension,
+    });
+    let inserts = 0;
+    const flaky: VectorStore = Object.create(store) as VectorStore;
+    flaky.insert = async (records: VectorRecord[]) => {
+      if (++inserts === 2) throw new Error('disk full');
+      return store.insert(records);
+    };
+    const run = embedMedia(
+      { ...deps(flaky), descriptions: { textEmbedder: models.textEmbedder, store: descriptions } },
+      request({ videoId: 'described-rollback', frameInterval: 2, runId: 'failing-run' }),
+      { embedBatchSize: 4, writeBatchSize: 4 },
+    );
+    await expect(run).rejects.toThrow('disk full');
+    expect(await descriptions.count({ equals: { video_id: 'described-rollback' } })).toBe(0);
+    expect(await store.count({ equals: { video_id: 'described-rollback' } })).toBe(0);
+    await descriptions.close();
   });
 
   it('removes what its run wrote, and only that, when a vector-store insert fails midway', async () => {

@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { cropDetection } from '../../lib/inference/crop.js';
-import type { Detection, Detector, ImageEmbedder, RgbImage, RunGate } from '../../lib/inference/roles.js';
+import type { Detection, Detector, ImageEmbedder, RgbImage, RunGate, TextEmbedder } from '../../lib/inference/roles.js';
 import type { FfmpegPaths } from '../../lib/media/ffmpeg-paths.js';
 import { decodeImage } from '../../lib/media/image-decode.js';
 import { probeVideo } from '../../lib/media/probe-video.js';
 import { extractFrames, type VideoFrame } from '../../lib/media/video-frames.js';
 import type { MetadataValue, VectorRecord, VectorStore } from '../../lib/vectors/vector-store.js';
+import {
+  DESCRIPTION_MIN_SCORE,
+  describeFrame,
+  describeObject,
+  type FrameDescription,
+} from '../search/frame-description.js';
 import { BoundedQueue } from './bounded-queue.js';
 import {
   assertNoReservedKeys,
@@ -25,11 +31,22 @@ export interface PipelineLogger {
   debug(message: string, meta?: Record<string, unknown>): unknown;
 }
 
+/** Where frame and object descriptions go: the text embedder and the store of its dimension. */
+export interface DescriptionSink {
+  textEmbedder: TextEmbedder;
+  store: VectorStore;
+}
+
 /** What embedMedia works with: the two models, the vector store, a logger and optionally configured ffmpeg paths. */
 export interface EmbedMediaDeps {
   imageEmbedder: ImageEmbedder;
   detector: Detector;
   vectors: VectorStore;
+  /**
+   * With detection on, each frame and object crop also gets a text description (search/frame-description.ts)
+   * embedded into this store, so text queries find it; without it, none is written.
+   */
+  descriptions?: DescriptionSink;
   logger: PipelineLogger;
   ffmpegPaths?: Partial<FfmpegPaths>;
 }
@@ -111,7 +128,18 @@ const DEFAULTS = {
 interface EmbedItem {
   image: RgbImage;
   subject: EmbeddingSubject;
+  /** The text stored in the description store beside it, when there is one. */
+  description?: { text: string; positions?: string[] };
 }
+
+/** Records of one embedder batch: image vectors, and the descriptions of the same items. */
+interface RecordGroup {
+  images: VectorRecord[];
+  descriptions: VectorRecord[];
+}
+
+/** Distinct description texts whose vectors a run keeps (consecutive frames mostly repeat theirs). */
+const DESCRIPTION_CACHE_ENTRIES = 512;
 
 /**
  * Embeds one video (every `frameInterval`-th frame) or image, plus, with detection on, every detected object crop
@@ -151,6 +179,10 @@ export async function embedMedia(
       });
     };
   const detectGate = gateFor('detect');
+  // Descriptions name what the detector is fairly sure of, even below the confidence crops are embedded at.
+  const describe = request.detection.enabled && deps.descriptions !== undefined;
+  const descriptionMinScore = Math.min(DESCRIPTION_MIN_SCORE, request.detection.confidence);
+  const detectMinScore = describe ? descriptionMinScore : request.detection.confidence;
   const embedGate = gateFor('embed');
   const isVideo = request.kind === 'video';
   const frameInterval = isVideo ? Math.floor(request.frameInterval) : 1;
@@ -188,7 +220,7 @@ export async function embedMedia(
   // the current model run instead of leaving the model idle. The run itself still waits for the gate.
   const detections = new BoundedQueue<{ frame: VideoFrame; found: Promise<Detection[]> }>(1);
   const items = new BoundedQueue<EmbedItem>(embedBatchSize);
-  const records = new BoundedQueue<VectorRecord[]>(Math.max(2, Math.ceil((writeBatchSize * 2) / embedBatchSize)));
+  const records = new BoundedQueue<RecordGroup>(Math.max(2, Math.ceil((writeBatchSize * 2) / embedBatchSize)));
   const queues = [frames, detections, items, records];
   let failure: { error: unknown } | undefined;
   const failAll = (error: unknown) => {
@@ -249,7 +281,7 @@ export async function embedMedia(
       stop.signal.throwIfAborted();
       const image = frame.image;
       const found = request.detection.enabled
-        ? clock.time('detect', () => deps.detector.detect(image, request.detection.confidence, { gate: detectGate }))
+        ? clock.time('detect', () => deps.detector.detect(image, detectMinScore, { gate: detectGate }))
         : Promise.resolve([]);
       // Awaited in order by `detect`; this only keeps a failure before then from counting as unhandled.
       found.catch(() => undefined);
@@ -261,19 +293,29 @@ export async function embedMedia(
     for (let next = await detections.take(); next; next = await detections.take()) {
       stop.signal.throwIfAborted();
       const { frame } = next;
+      const image = frame.image;
+      const found = await next.found;
+      const described: FrameDescription | undefined = describe
+        ? describeFrame(found, image.width, image.height, descriptionMinScore)
+        : undefined;
       const subject = {
         kind: isVideo ? 'frame' : 'image',
         frameId: frame.frameId,
         timestampSeconds: frame.timestampSeconds,
+        labels: request.detection.enabled ? frameLabels(found, descriptionMinScore) : undefined,
       } as const;
-      await items.push({ image: frame.image, subject });
-      const image = frame.image;
+      await items.push({
+        image,
+        subject,
+        description: described && { text: described.text, positions: described.positions },
+      });
       let cropId = 0;
-      for (const detection of await next.found) {
+      for (const detection of found) {
         // The detector filters by minScore already; the check keeps the contract if an adapter does not.
         if (detection.score < request.detection.confidence) continue;
         cropsDetected++;
         await items.push({
+          description: describe ? { text: describeObject(detection, image.width, image.height) } : undefined,
           image: cropDetection(image, detection),
           subject: {
             kind: 'crop',
@@ -313,6 +355,15 @@ export async function embedMedia(
         vector: vectors[i],
         metadata: buildEmbeddingMetadata(base, item.subject, createdAt),
       }));
+      const described = batch.filter((item) => item.description !== undefined);
+      const textVectors = await embedDescriptions(described.map((item) => item.description!.text));
+      const descriptionRecords = described.map((item, i): VectorRecord => {
+        const { text, positions } = item.description!;
+        const metadata = buildEmbeddingMetadata(base, item.subject, createdAt);
+        metadata.description = text;
+        if (positions) metadata.positions = positions;
+        return { id: recordId(request, runId, item.subject, 'description'), vector: textVectors[i], metadata };
+      });
       itemsEmbedded += batch.length;
       batches.add({
         index: batches.total,
@@ -323,24 +374,47 @@ export async function embedMedia(
         started_at_s: round3(started),
         embed_s: round3(clock.elapsed() - started),
       });
-      await records.push(out);
+      await records.push({ images: out, descriptions: descriptionRecords });
     }
+  };
+
+  // Consecutive frames of a scene mostly share a description: each distinct text is embedded once per run.
+  const descriptionVectors = new Map<string, Float32Array>();
+  const embedDescriptions = async (texts: string[]): Promise<Float32Array[]> => {
+    const missing = [...new Set(texts.filter((text) => !descriptionVectors.has(text)))];
+    const fresh = new Map<string, Float32Array>();
+    if (missing.length > 0) {
+      const sink = deps.descriptions!;
+      const vectors = await clock.time('embed', () => embedGate(() => sink.textEmbedder.embed(missing)));
+      missing.forEach((text, i) => fresh.set(text, vectors[i]));
+    }
+    const result = texts.map((text) => (fresh.get(text) ?? descriptionVectors.get(text))!);
+    if (descriptionVectors.size + fresh.size > DESCRIPTION_CACHE_ENTRIES) descriptionVectors.clear();
+    for (const [text, vector] of fresh) descriptionVectors.set(text, vector);
+    return result;
   };
 
   const write = async () => {
     let pending: VectorRecord[] = [];
+    let pendingDescriptions: VectorRecord[] = [];
     const flush = async () => {
-      if (pending.length === 0) return;
+      if (pending.length === 0 && pendingDescriptions.length === 0) return;
       stop.signal.throwIfAborted();
       const chunk = pending;
+      const descriptionChunk = pendingDescriptions;
       pending = [];
+      pendingDescriptions = [];
       insertStarted = true;
-      await clock.time('write', () => deps.vectors.insert(chunk));
+      await clock.time('write', async () => {
+        await deps.vectors.insert(chunk);
+        if (descriptionChunk.length > 0) await deps.descriptions!.store.insert(descriptionChunk);
+      });
       embeddingsStored += chunk.length;
       clock.count('writes');
     };
     for (let group = await records.take(); group; group = await records.take()) {
-      pending.push(...group);
+      pending.push(...group.images);
+      pendingDescriptions.push(...group.descriptions);
       if (pending.length >= writeBatchSize) await flush();
     }
     await flush();
@@ -396,9 +470,17 @@ function toSourcePixels(box: [number, number, number, number], scale: number): [
   return scale === 1 ? box : [box[0] * scale, box[1] * scale, box[2] * scale, box[3] * scale];
 }
 
-function recordId(request: EmbedMediaRequest, runId: string, subject: EmbeddingSubject): string {
+function recordId(request: EmbedMediaRequest, runId: string, subject: EmbeddingSubject, store?: 'description'): string {
   const crop = subject.kind === 'crop' ? subject.cropId : -1;
-  return embeddingRecordId([request.bucketName, request.videoId, runId, subject.kind, subject.frameId, crop]);
+  const parts = [request.bucketName, request.videoId, runId, subject.kind, subject.frameId, crop];
+  return embeddingRecordId(store ? [...parts, store] : parts);
+}
+
+/** Distinct classes detected at `minScore` or above, most frequent first. */
+function frameLabels(found: Detection[], minScore: number): string[] {
+  const counts = new Map<string, number>();
+  for (const d of found) if (d.score >= minScore) counts.set(d.label, (counts.get(d.label) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([label]) => label);
 }
 
 async function rollback(
@@ -410,6 +492,7 @@ async function rollback(
   const filter = { equals: { bucket_name: request.bucketName, video_id: request.videoId, run_id: runId } };
   try {
     const deleted = await deps.vectors.delete(filter);
+    await deps.descriptions?.store.delete(filter);
     deps.logger.warn('embedding failed; removed the vectors this run had written', {
       bucket_name: request.bucketName,
       video_id: request.videoId,

@@ -15,6 +15,10 @@ import type { MetadataValue } from '../../lib/vectors/vector-store.js';
  * - crops only: label (COCO class), bbox (list of 4 numbers [x1, y1, x2, y2] in source pixels), crop_id (index of the
  *   crop within its frame, best score first), score (detector confidence), parent_frame_id (frame_id of its frame).
  * - summaries only: video_start_time, video_end_time (seconds), summary (the summary text).
+ * - upload_ts: upload_time as seconds since the epoch (a number, for time-range filters).
+ * - frames and images with detection on: labels (distinct detected classes, list of strings).
+ * - descriptions only (the description store, search/): description (the text embedded), positions
+ *   (`<label>@left|centre|right`).
  */
 export const CANONICAL_METADATA_KEYS = [
   'video_id',
@@ -43,6 +47,10 @@ export const CANONICAL_METADATA_KEYS = [
   'video_start_time',
   'video_end_time',
   'summary',
+  'upload_ts',
+  'labels',
+  'description',
+  'positions',
 ] as const;
 
 /** One canonical metadata key. */
@@ -95,7 +103,13 @@ export interface MediaMetadataBase {
 
 /** What distinguishes one embedding of the media from the others. */
 export type EmbeddingSubject =
-  | { kind: 'frame' | 'image'; frameId: number; timestampSeconds: number }
+  | {
+      kind: 'frame' | 'image';
+      frameId: number;
+      timestampSeconds: number;
+      /** Distinct detected classes; omitted when detection did not run. */
+      labels?: string[];
+    }
   | {
       kind: 'crop';
       frameId: number;
@@ -128,6 +142,7 @@ export function buildEmbeddingMetadata(
     video_duration_seconds: base.durationSeconds,
     tags: [...base.tags],
     upload_time: base.uploadedAt,
+    upload_ts: Date.parse(base.uploadedAt) / 1000,
     creation_time: createdAt,
     video_url: base.videoUrl,
     kind: subject.kind,
@@ -135,6 +150,7 @@ export function buildEmbeddingMetadata(
   };
   if (base.runId !== undefined) metadata.run_id = base.runId;
   if (base.sourcePath !== undefined) metadata.source_path = base.sourcePath;
+  if (subject.kind !== 'crop' && subject.labels) metadata.labels = [...subject.labels];
   if (subject.kind === 'crop') {
     metadata.label = subject.label;
     metadata.bbox = subject.bbox.map((v) => round(v, 2));

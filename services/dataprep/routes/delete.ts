@@ -24,7 +24,8 @@ export function deleteBucketRoute(services: DataprepServices): RouteSpec {
       const bucket = resolveBucket(services, ctx.state.params.bucket_name);
       const embeddings =
         (await services.vectorStore.delete(byBucket(bucket))) +
-        (await services.textVectorStore.delete(byBucket(bucket)));
+        (await services.textVectorStore.delete(byBucket(bucket))) +
+        (await services.descriptionStore.delete(byBucket(bucket)));
       const removed = await services.catalogue.removeBucket(bucket);
       await services.references.removeBucket(bucket);
       await services.markers.removeBucket(bucket);
@@ -61,6 +62,7 @@ export function deleteVideoRoute(services: DataprepServices): RouteSpec {
       }
       await services.vectorStore.delete(byVideo(bucket, id));
       await services.textVectorStore.delete(byVideo(bucket, id));
+      await services.descriptionStore.delete(byVideo(bucket, id));
       await services.catalogue.removeVideo(bucket, id);
       await services.references.remove(bucket, id);
       await services.markers.removeVideo(bucket, id);

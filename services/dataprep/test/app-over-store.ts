@@ -22,11 +22,11 @@ export async function startDataprepOver(store: ObjectStore, dataDir: string, log
     ARGUS_DATA_DIR: dataDir,
     ARGUS_MODELS_DIR: await ensureDefaultModels(),
   });
-  const { image: vectorStore, text: textVectorStore } = await openVectorStores(
-    config,
-    models.imageEmbedder.dimension,
-    models.textEmbedder.dimension,
-  );
+  const {
+    image: vectorStore,
+    text: textVectorStore,
+    descriptions: descriptionStore,
+  } = await openVectorStores(config, models.imageEmbedder.dimension, models.textEmbedder.dimension);
   const pipelineDeps = { imageEmbedder: models.imageEmbedder, detector: models.detector, vectors: vectorStore, logger };
   const created = createApp({
     config,
@@ -34,6 +34,7 @@ export async function startDataprepOver(store: ObjectStore, dataDir: string, log
     objectStore: store,
     vectorStore,
     textVectorStore,
+    descriptionStore,
     models,
     embedMedia: (request) => embedMedia(pipelineDeps, request),
     telemetry: await TelemetryLog.open({ maxRecords: 20 }),
@@ -49,6 +50,7 @@ export async function startDataprepOver(store: ObjectStore, dataDir: string, log
       await server.close();
       await vectorStore.close();
       await textVectorStore.close();
+      await descriptionStore.close();
     },
   };
 }

@@ -58,6 +58,7 @@ export interface Harness {
   services: DataprepServices;
   vectorStore: VectorStore;
   textVectorStore: VectorStore;
+  descriptionStore: VectorStore;
   objectStore: ObjectStore;
   /** Another app over the same stores with different settings or stores. */
   variant(options: VariantOptions): Promise<RunningServer>;
@@ -87,11 +88,11 @@ export async function startHarness(objectStore: ObjectStore): Promise<Harness> {
     MM_DATAPREP_IMAGE_URL_ALLOW: '127.0.0.1/32',
   };
   const config = loadDataprepConfig(baseEnv);
-  const { image: vectorStore, text: textVectorStore } = await openVectorStores(
-    config,
-    loaded.imageEmbedder.dimension,
-    loaded.textEmbedder.dimension,
-  );
+  const {
+    image: vectorStore,
+    text: textVectorStore,
+    descriptions: descriptionStore,
+  } = await openVectorStores(config, loaded.imageEmbedder.dimension, loaded.textEmbedder.dimension);
   const servers: RunningServer[] = [];
   const build = async (cfg: DataprepConfig, store: ObjectStore, vectorsStore: VectorStore) => {
     const telemetry = await TelemetryLog.open({ maxRecords: cfg.telemetryMaxRecords });
@@ -99,6 +100,7 @@ export async function startHarness(objectStore: ObjectStore): Promise<Harness> {
       imageEmbedder: loaded.imageEmbedder,
       detector: loaded.detector,
       vectors: vectorsStore,
+      descriptions: { textEmbedder: loaded.textEmbedder, store: descriptionStore },
       logger,
     };
     const created = createApp({
@@ -107,6 +109,7 @@ export async function startHarness(objectStore: ObjectStore): Promise<Harness> {
       objectStore: store,
       vectorStore: vectorsStore,
       textVectorStore,
+      descriptionStore,
       models: loaded,
       embedMedia: (request) => embedMedia(pipelineDeps, request),
       telemetry,
@@ -124,6 +127,7 @@ export async function startHarness(objectStore: ObjectStore): Promise<Harness> {
     services: main.services,
     vectorStore,
     textVectorStore,
+    descriptionStore,
     objectStore,
     async variant(options) {
       const cfg = loadDataprepConfig({ ...baseEnv, ...options.env });
@@ -133,6 +137,7 @@ export async function startHarness(objectStore: ObjectStore): Promise<Harness> {
       for (const server of servers) await server.close();
       await vectorStore.close();
       await textVectorStore.close();
+      await descriptionStore.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

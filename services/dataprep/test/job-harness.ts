@@ -119,11 +119,11 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
     MM_DATAPREP_IMAGE_URL_ALLOW: '127.0.0.1/32',
     ...options.env,
   });
-  const { image: vectorStore, text: textVectorStore } = await openVectorStores(
-    config,
-    loaded.imageEmbedder.dimension,
-    loaded.textEmbedder.dimension,
-  );
+  const {
+    image: vectorStore,
+    text: textVectorStore,
+    descriptions: descriptionStore,
+  } = await openVectorStores(config, loaded.imageEmbedder.dimension, loaded.textEmbedder.dimension);
   const objectStore = options.objectStore ?? new LocalObjectStore(path.join(config.dataDir, 'media'));
   const gate = new EmbedGate();
   const pipelineDeps = { imageEmbedder: loaded.imageEmbedder, detector: loaded.detector, vectors: vectorStore, logger };
@@ -143,6 +143,7 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
       objectStore,
       vectorStore,
       textVectorStore,
+      descriptionStore,
       models: loaded,
       embedMedia: async (request) => {
         await gate.pass(request);
@@ -219,6 +220,7 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
       await stopProcess(current);
       await vectorStore.close();
       await textVectorStore.close();
+      await descriptionStore.close();
       await rm(dir, { recursive: true, force: true });
     },
   };
