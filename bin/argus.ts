@@ -61,7 +61,13 @@ async function serve(names: string[]): Promise<void> {
   }
   // Controllers start once every service registered its workers, so no workload waits for a missing one.
   await plane.startControllers();
-  logger.info('argus is up', { services: names, controlPlane: cfg.controlPlane, namespace: cfg.namespace });
+  // The pid is what `kill <pid>` needs (npm start runs this process in its place: `exec`).
+  logger.info('argus is up', {
+    services: names,
+    controlPlane: cfg.controlPlane,
+    namespace: cfg.namespace,
+    pid: process.pid,
+  });
 }
 
 async function operator(): Promise<void> {
