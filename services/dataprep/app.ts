@@ -2,6 +2,7 @@ import path from 'node:path';
 import { createHttpApp, type HttpApp, type RouteSpec } from '../lib/http/index.js';
 import { MediaCatalogue } from './catalogue.js';
 import { ContentMarkers } from './content-markers.js';
+import { FrameService } from './frames/frame-service.js';
 import { DATAPREP_ERROR_STYLE, mapDataprepError } from './errors.js';
 import { IngestRoot } from './ingest-root/ingest-root.js';
 import { IngestJobs } from './jobs/ingest-jobs.js';
@@ -9,6 +10,7 @@ import { MediaProcessing } from './processing.js';
 import { ReferencedMedia } from './referenced-media.js';
 import { deleteBucketRoute, deleteVideoRoute } from './routes/delete.js';
 import { downloadMediaRoute } from './routes/download.js';
+import { frameRoute } from './routes/frame.js';
 import { healthRoute } from './routes/health.js';
 import { ingestBatchRoute } from './routes/ingest-batch.js';
 import { ingestDirectoryRoute } from './routes/ingest-dir.js';
@@ -86,6 +88,7 @@ export function buildServices(deps: DataprepDeps): DataprepServices {
     ingestRoot,
     basePath: DATAPREP_BASE_PATH,
     uploadsAborted,
+    frames: new FrameService(deps.config.frames),
   };
 }
 
@@ -100,6 +103,7 @@ export function createApp(deps: DataprepDeps): HttpApp & { services: DataprepSer
     withDataprepErrors(ingestMediaRoute(services)),
     listMediaRoute(services),
     downloadMediaRoute(services),
+    frameRoute(services),
     withDataprepErrors(uploadBatchRoute(services)),
     withDataprepErrors(processBatchRoute(services)),
     withDataprepErrors(ingestBatchRoute(services)),
@@ -127,5 +131,7 @@ export function createApp(deps: DataprepDeps): HttpApp & { services: DataprepSer
     jsonLimit: `${jsonLimit}b`,
   });
   http.metrics.registry.registerMetric(services.uploadsAborted);
+  http.metrics.registry.registerMetric(services.frames.spawned);
+  http.metrics.registry.registerMetric(services.frames.requests);
   return { ...http, services };
 }

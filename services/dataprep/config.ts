@@ -7,6 +7,7 @@ import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } 
 import type { PlatformConfig } from '../lib/config/index.js';
 import { AllowList, envAllowList } from '../lib/outbound/index.js';
 import { bucketName } from './bucket-name.js';
+import type { FrameLimits } from './frames/frame-service.js';
 
 /** Every environment variable the dataprep service reads, with its default; the README lists the same table. */
 export const dataprepEnvSchema = Joi.object({
@@ -35,6 +36,11 @@ export const dataprepEnvSchema = Joi.object({
   MM_DATAPREP_IMAGE_URL_ALLOW: envAllowList(),
   // 50 MP decodes to 150 MB of RGB; the header is checked before a pixel is decoded (pixel bombs).
   MM_DATAPREP_IMAGE_MAX_PIXELS: Joi.number().integer().min(1).max(MAX_DECODABLE_PIXELS).default(50_000_000),
+  // GET /media/frame: renders (ffmpeg, ffprobe, resizes) at once, their time limit, and the frame cache's bounds.
+  MM_DATAPREP_FRAME_CONCURRENCY: Joi.number().integer().min(1).max(64).default(2),
+  MM_DATAPREP_FRAME_TIMEOUT_SECONDS: Joi.number().min(0.1).max(600).default(20),
+  MM_DATAPREP_FRAME_CACHE_MB: Joi.number().min(0).max(65_536).default(64),
+  MM_DATAPREP_FRAME_CACHE_ENTRIES: Joi.number().integer().min(1).max(1_000_000).default(2000),
 
   MM_DATAPREP_STORAGE_BACKEND: Joi.string().valid('local', 's3').default('local'),
   MM_DATAPREP_S3_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
@@ -104,6 +110,8 @@ export interface DataprepConfig {
   imageUrlAllow: AllowList;
   /** Images whose header states more pixels are refused (413) before decoding. */
   imageMaxPixels: number;
+  /** Bounds of GET /media/frame (MM_DATAPREP_FRAME_*). */
+  frames: FrameLimits;
   storage: DataprepStorageConfig;
   vectors: DataprepVectorConfig;
   /** The roles dataprep loads and the model configured for each. */
@@ -170,6 +178,12 @@ export function loadDataprepConfig(env: NodeJS.ProcessEnv): DataprepConfig {
     urlMaxRedirects: v.MM_DATAPREP_URL_MAX_REDIRECTS,
     imageUrlAllow: v.MM_DATAPREP_IMAGE_URL_ALLOW ?? AllowList.EMPTY,
     imageMaxPixels: v.MM_DATAPREP_IMAGE_MAX_PIXELS,
+    frames: {
+      concurrency: v.MM_DATAPREP_FRAME_CONCURRENCY,
+      timeoutMs: Math.round(v.MM_DATAPREP_FRAME_TIMEOUT_SECONDS * 1000),
+      cacheBytes: Math.round(v.MM_DATAPREP_FRAME_CACHE_MB * 1024 * 1024),
+      cacheEntries: v.MM_DATAPREP_FRAME_CACHE_ENTRIES,
+    },
     storage,
     vectors,
     models: {

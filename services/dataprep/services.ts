@@ -7,6 +7,7 @@ import type { VectorStore } from '../lib/vectors/index.js';
 import type { MediaCatalogue } from './catalogue.js';
 import type { DataprepConfig } from './config.js';
 import type { ContentMarkers } from './content-markers.js';
+import type { FrameService } from './frames/frame-service.js';
 import type { EmbedMedia } from './embedding-port.js';
 import type { IngestRoot } from './ingest-root/ingest-root.js';
 import type { IngestJobs } from './jobs/ingest-jobs.js';
@@ -67,4 +68,6 @@ export interface DataprepServices extends Omit<DataprepDeps, 'limits' | 'tempDir
   basePath: string;
   /** Uploads stopped by their request signal (upload-metrics.ts). */
   uploadsAborted: Counter<'reason'>;
+  /** GET /media/frame's renderer: its cache, process slots and counters. */
+  frames: FrameService;
 }
