@@ -1,6 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, type Stats } from 'node:fs';
-import { access, constants, lstat, mkdir, readdir, realpath, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import {
+  access,
+  constants,
+  link,
+  lstat,
+  mkdir,
+  readdir,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -63,6 +77,32 @@ export class LocalObjectStore implements ObjectStore {
       throw mapFsError(err, `cannot store ${bucket}/${key}`, true);
     }
     return { key, size: meter.bytes, sha256: meter.digest() };
+  }
+
+  /**
+   * Writes a temp file whole, then hard-links it to the key: link(2) fails with EEXIST when the name exists, which
+   * makes creation atomic, and the object appears complete or not at all.
+   */
+  async putIfAbsent(bucket: string, key: string, body: Buffer): Promise<boolean> {
+    const target = this.objectPath(bucket, key);
+    const tempDir = join(this.bucketPath(bucket), TEMP_DIR);
+    const temp = join(tempDir, `${randomUUID()}.part`);
+    try {
+      await this.ensureRoot();
+      await this.assertInsideRoot(target);
+      await mkdir(tempDir, { recursive: true });
+      await this.assertInsideRoot(tempDir);
+      await writeFile(temp, body, { flag: 'wx' });
+      await mkdir(dirname(target), { recursive: true });
+      await this.assertInsideRoot(dirname(target));
+      await link(temp, target);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && (await this.fileStats(target))) return false;
+      throw mapFsError(err, `cannot store ${bucket}/${key}`, true);
+    } finally {
+      await rm(temp, { force: true });
+    }
   }
 
   async get(bucket: string, key: string, range?: ByteRange): Promise<Readable> {

@@ -113,6 +113,30 @@ export function describeObjectStoreContract(name: string, makeStore: () => Promi
       expect((await readAll(await store.get(bucket, 'a/empty'))).length).toBe(0);
     });
 
+    it('creates a key only when absent: one of ten racing creators wins, the object is whole, others see false', async () => {
+      const bucket = freshBucket();
+      const key = 'claims/abc.json';
+      const bodies = Array.from({ length: 10 }, (_, i) =>
+        Buffer.from(JSON.stringify({ racer: i, pad: 'x'.repeat(i) })),
+      );
+      const results = await Promise.all(bodies.map((body) => store.putIfAbsent(bucket, key, body)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = bodies[results.indexOf(true)];
+      expect((await readAll(await store.get(bucket, key))).equals(winner)).toBe(true);
+      // Taken stays taken, also for one more try.
+      expect(await store.putIfAbsent(bucket, key, Buffer.from('late'))).toBe(false);
+      expect((await readAll(await store.get(bucket, key))).equals(winner)).toBe(true);
+      // Removing it releases the key; a listing shows the one object and no temp files.
+      expect((await store.list(bucket)).map((o) => o.key)).toEqual([key]);
+      expect(await store.deletePrefix(bucket, key)).toBe(1);
+      expect(await store.putIfAbsent(bucket, key, Buffer.from('again'), { contentType: 'application/json' })).toBe(
+        true,
+      );
+      expect((await readAll(await store.get(bucket, key))).toString()).toBe('again');
+      await expect(store.putIfAbsent(bucket, '../escape.json', Buffer.from('x'))).rejects.toThrow(InvalidKeyError);
+      await expect(store.putIfAbsent('../etc', key, Buffer.from('x'))).rejects.toThrow(InvalidKeyError);
+    });
+
     describe('ranged get', () => {
       const bucket = freshBucket();
       const data = pattern(300_000, 3);

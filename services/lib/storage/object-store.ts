@@ -75,6 +75,12 @@ export interface ObjectStore {
   /** Streams `body` into `bucket/key`, hashing on the way. Creates the bucket when needed. */
   put(bucket: string, key: string, body: Readable | Buffer, options?: PutOptions): Promise<PutResult>;
   /**
+   * Creates `bucket/key` with `body` only when no object has that key, atomically: of several racing calls for one
+   * key exactly one resolves true, the others false, and readers never see a partial object. The building block of
+   * claims (the duplicate policy's content markers). Creates the bucket when needed.
+   */
+  putIfAbsent(bucket: string, key: string, body: Buffer, options?: Pick<PutOptions, 'contentType'>): Promise<boolean>;
+  /**
    * Streams the object, or the inclusive `range` of it, without buffering it whole. An `end` past the object's last
    * byte is clamped; throws ObjectNotFoundError when missing and RangeError when `start` is not inside the object.
    */

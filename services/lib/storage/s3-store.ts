@@ -47,6 +47,8 @@ const DEFAULT_PART_SIZE = 8 * MIB;
 const DELETE_BATCH = 1000;
 /** ListObjectsV2 answers at most this many keys per request. */
 const LIST_PAGE = 1000;
+/** Tries of a conditional put that S3 answers 409 ConditionalRequestConflict (a racing conditional write). */
+const CONDITIONAL_PUT_ATTEMPTS = 5;
 
 /** Settings of the S3 adapter; the checksum and path-style switches exist for S3-compatible servers. */
 export interface S3ObjectStoreConfig {
@@ -171,6 +173,40 @@ export class S3ObjectStore implements ObjectStore {
       throw err;
     }
     return { key, size, sha256: hash.digest('hex') };
+  }
+
+  /**
+   * PutObject with `If-None-Match: *`: S3 answers 412 PreconditionFailed when the key exists, and 409
+   * ConditionalRequestConflict while a racing conditional write is in flight, which it asks clients to retry.
+   */
+  async putIfAbsent(
+    bucket: string,
+    key: string,
+    body: Buffer,
+    options: Pick<PutOptions, 'contentType'> = {},
+  ): Promise<boolean> {
+    const Bucket = this.physicalBucket(bucket);
+    assertValidKey(key);
+    await this.ensureBucket(Bucket);
+    const put = new PutObjectCommand({
+      Bucket,
+      Key: key,
+      Body: body,
+      ContentLength: body.length,
+      ContentType: options.contentType,
+      IfNoneMatch: '*',
+    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.send(put);
+        return true;
+      } catch (err) {
+        const status = httpStatus(err);
+        if (status === 412 || (err as Error)?.name === 'PreconditionFailed') return false;
+        if (status === 409 && attempt < CONDITIONAL_PUT_ATTEMPTS) continue;
+        throw toStorageError(err, `put ${bucket}/${key} if absent`);
+      }
+    }
   }
 
   async get(bucket: string, key: string, range?: ByteRange): Promise<Readable> {
