@@ -4,6 +4,7 @@ import { connectWeaviate, WeaviateVectorStore } from './weaviate-store.js';
 
 export {
   VectorStoreUnavailableError,
+  type FilterScalar,
   type MetadataValue,
   type VectorFilter,
   type VectorHit,

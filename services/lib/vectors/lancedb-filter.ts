@@ -1,4 +1,10 @@
-import { assertValidFilter, listFieldName, MATCHES_NOTHING, numericFieldName, scalarFieldName } from './metadata-fields.js';
+import {
+  assertValidFilter,
+  listFieldName,
+  MATCHES_NOTHING,
+  numericFieldName,
+  scalarFieldName,
+} from './metadata-fields.js';
 import type { FilterScalar, VectorFilter } from './vector-store.js';
 
 /** A SQL string literal: single quotes doubled, nothing else is special in DataFusion's standard literals. */
@@ -60,7 +66,8 @@ export function lanceWhere(
     const scalar = scalarFieldName(key);
     const list = listColumn(key);
     const either: string[] = [];
-    if (columns.has(scalar)) either.push(`${scalar} IN (${values.map((v) => sqlString(JSON.stringify(v))).join(', ')})`);
+    if (columns.has(scalar))
+      either.push(`${scalar} IN (${values.map((v) => sqlString(JSON.stringify(v))).join(', ')})`);
     if (columns.has(list)) either.push(`array_has_any(${list}, ${jsonList(values)})`);
     if (either.length === 0) return MATCHES_NOTHING;
     clauses.push(either.length === 1 ? either[0] : `(${either.join(' OR ')})`);

@@ -246,7 +246,9 @@ export class LanceDbVectorStore implements VectorStore {
       // Another process may have upgraded the table first.
       await this.refreshColumns();
       if (!this.columns.has(NUMERIC_MARKER)) {
-        throw new VectorStoreUnavailableError(`upgrade LanceDB table failed: ${(err as Error)?.message}`, { cause: err });
+        throw new VectorStoreUnavailableError(`upgrade LanceDB table failed: ${(err as Error)?.message}`, {
+          cause: err,
+        });
       }
       return;
     }

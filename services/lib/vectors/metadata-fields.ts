@@ -118,7 +118,8 @@ export function assertValidFilter(filter: VectorFilter | undefined): void {
     }
     for (const [bound, value] of Object.entries(bounds)) {
       if (bound !== 'gte' && bound !== 'lte') throw new TypeError(`range for ${key} takes gte and lte only`);
-      if (value !== undefined && !isNumber(value)) throw new TypeError(`range ${bound} for ${key} must be a finite number`);
+      if (value !== undefined && !isNumber(value))
+        throw new TypeError(`range ${bound} for ${key} must be a finite number`);
     }
   }
   for (const [key, values] of [...entriesOf(filter.in, 'in'), ...entriesOf(filter.containsAll, 'containsAll')]) {
@@ -130,7 +131,8 @@ export function assertValidFilter(filter: VectorFilter | undefined): void {
 
 function entriesOf(part: unknown, name: string): Array<[string, unknown]> {
   if (part === undefined) return [];
-  if (part === null || typeof part !== 'object' || Array.isArray(part)) throw new TypeError(`${name} must be an object`);
+  if (part === null || typeof part !== 'object' || Array.isArray(part))
+    throw new TypeError(`${name} must be an object`);
   return Object.entries(part);
 }
 

@@ -141,6 +141,93 @@ export function describeVectorStoreContract(name: string, makeStore: () => Promi
       expect(await store.count({ notEquals: { frame_id: 4, run_id: 'run-2' } })).toBe(9);
     });
 
+    it('filters by numeric range, inclusive, on canonical and user numbers; other types and absent fields never match', async () => {
+      const store = await open();
+      await store.insert(corpus());
+      await store.insert([record(30, { video_id: 'vid-x', priority: '1', camera: 'cam-odd' })]);
+      const ids = async (filter: Parameters<VectorStore['count']>[0]) =>
+        (await store.search(vectorFor(1), 20, filter)).map((h) => h.id).sort();
+      // timestamps are i * 1.5: 3 and 6 are hit exactly, so both bounds are inclusive.
+      expect(await ids({ range: { timestamp: { gte: 3, lte: 6 } } })).toEqual(['rec-2', 'rec-3', 'rec-4']);
+      expect(await ids({ range: { timestamp: { gte: 15 } } })).toEqual(['rec-10', 'rec-11']);
+      expect(await ids({ range: { timestamp: { lte: 1.5 } } })).toEqual(['rec-0', 'rec-1']);
+      // A fractional bound on an integer field, and a negative zero bound.
+      expect(await ids({ range: { frame_id: { gte: 2.5, lte: 5 } } })).toEqual(['rec-3', 'rec-4', 'rec-5']);
+      expect(await store.count({ range: { frame_id: { gte: -0, lte: 0.5 } } })).toBe(1);
+      // The user field `priority` holds numbers except on rec-30 (the string '1'), which no range matches.
+      expect(await store.count({ range: { priority: { gte: 1, lte: 1 } } })).toBe(4);
+      expect(await store.count({ range: { priority: {} } })).toBe(12);
+      expect(await store.count({ range: { camera: {} } })).toBe(0);
+      expect(await store.count({ range: { never_written: { gte: 0 } } })).toBe(0);
+      // Bounds written with exponents, and an empty interval.
+      expect(await store.count({ range: { timestamp: { gte: -1e-7, lte: 1e21 } } })).toBe(12);
+      expect(await store.count({ range: { timestamp: { gte: 6, lte: 3 } } })).toBe(0);
+      // With the other conditions, and for delete.
+      expect(
+        await ids({
+          range: { timestamp: { gte: 3 } },
+          equals: { bucket_name: 'bucket-a' },
+          tagsAny: ['person', 'car'],
+        }),
+      ).toEqual(['rec-4', 'rec-5']);
+      expect(await store.delete({ range: { timestamp: { gte: 15 } } })).toBe(2);
+      expect(await store.count({ range: { timestamp: {} } })).toBe(10);
+    });
+
+    it('filters with in: a scalar equal to one of, a list containing one of, type included; empty matches nothing', async () => {
+      const store = await open();
+      await store.insert(corpus());
+      await store.insert([
+        record(40, { video_id: 'vid-l', labels: ['bus', 'person'], zone: ['north', 2] }),
+        record(41, { video_id: 'vid-l', labels: ['car'], zone: 'north' }),
+        record(42, { video_id: 'vid-l', labels: [], zone: 2 }),
+      ]);
+      const ids = async (filter: Parameters<VectorStore['count']>[0]) =>
+        (await store.search(vectorFor(1), 20, filter)).map((h) => h.id).sort();
+      expect(await ids({ in: { video_id: ['vid-0', 'vid-2'] }, equals: { bucket_name: 'bucket-a' } })).toEqual([
+        'rec-0',
+        'rec-2',
+        'rec-3',
+        'rec-5',
+      ]);
+      expect(await store.count({ in: { priority: [0, 2] } })).toBe(8);
+      expect(await store.count({ in: { priority: ['0', '2'] } })).toBe(0);
+      expect(await store.count({ in: { frame_id: [1, 4, 99] } })).toBe(2);
+      expect(await store.count({ in: { timestamp: [1.5, 3] } })).toBe(2);
+      expect(await ids({ in: { tags: ['person'] } })).toEqual(['rec-0', 'rec-4', 'rec-8']);
+      expect(await ids({ in: { labels: ['bus', 'car'] } })).toEqual(['rec-40', 'rec-41']);
+      // One key holding a list on one record and a scalar on another: both kinds are searched.
+      expect(await ids({ in: { zone: ['north'] } })).toEqual(['rec-40', 'rec-41']);
+      expect(await ids({ in: { zone: [2] } })).toEqual(['rec-40', 'rec-42']);
+      expect(await store.count({ in: { zone: ['2'] } })).toBe(0);
+      expect(await store.count({ in: { labels: [] } })).toBe(0);
+      expect(await store.count({ in: { never_written: ['x'] } })).toBe(0);
+      expect(await store.delete({ in: { labels: ['person'] } })).toBe(1);
+      expect(await store.count({ equals: { video_id: 'vid-l' } })).toBe(2);
+    });
+
+    it('filters with containsAll on list fields; scalars never match and an empty list does not restrict', async () => {
+      const store = await open();
+      await store.insert(corpus());
+      await store.insert([
+        record(50, { video_id: 'vid-l', labels: ['bus', 'person', 'dog'], flags: [1, true, 'x'] }),
+        record(51, { video_id: 'vid-l', labels: ['bus'], flags: ['1', 'true'] }),
+      ]);
+      const ids = async (filter: Parameters<VectorStore['count']>[0]) =>
+        (await store.search(vectorFor(1), 20, filter)).map((h) => h.id).sort();
+      expect(await ids({ containsAll: { tags: ['person', 'car'] } })).toEqual(['rec-0', 'rec-4', 'rec-8']);
+      expect(await ids({ containsAll: { labels: ['bus'] } })).toEqual(['rec-50', 'rec-51']);
+      expect(await ids({ containsAll: { labels: ['person', 'bus'] } })).toEqual(['rec-50']);
+      expect(await ids({ containsAll: { labels: ['person', 'cat'] } })).toEqual([]);
+      expect(await ids({ containsAll: { flags: [1, true] } })).toEqual(['rec-50']);
+      expect(await ids({ containsAll: { flags: ['1'] } })).toEqual(['rec-51']);
+      expect(await store.count({ containsAll: { video_id: ['vid-l'] } })).toBe(0);
+      expect(await store.count({ containsAll: { labels: [] } })).toBe(14);
+      expect(
+        await ids({ containsAll: { labels: ['bus'] }, in: { labels: ['dog'] }, equals: { video_id: 'vid-l' } }),
+      ).toEqual(['rec-50']);
+    });
+
     it('round-trips metadata exactly: lists, nulls, booleans, numbers, unicode and quotes', async () => {
       const store = await open();
       const metadata: Record<string, MetadataValue> = {
@@ -178,6 +265,10 @@ export function describeVectorStoreContract(name: string, makeStore: () => Promi
         expect(await store.delete({ equals: { video_id: hostile } })).toBe(0);
         expect(await store.count({ notEquals: { video_id: hostile } })).toBe(12);
         expect(await store.search(vectorFor(1), 12, { tagsAny: [hostile] })).toEqual([]);
+        expect(await store.count({ in: { video_id: [hostile], tags: [hostile] } })).toBe(0);
+        expect(await store.count({ containsAll: { tags: [hostile] } })).toBe(0);
+        expect(await store.count({ range: { [hostile]: { gte: 0 } } })).toBe(0);
+        expect(await store.count({ in: { [hostile]: ['x'] } })).toBe(0);
       }
       expect(await store.count()).toBe(12);
     });
@@ -205,6 +296,17 @@ export function describeVectorStoreContract(name: string, makeStore: () => Promi
       await expect(store.search(vectorFor(1), 0)).rejects.toThrow(RangeError);
       await expect(store.count({ equals: { tags: 'car' } })).rejects.toThrow(TypeError);
       await expect(store.delete({ notEquals: { camera: ['a'] as unknown as string } })).rejects.toThrow(TypeError);
+      const malformed = [
+        { range: { timestamp: { gte: '3' } } },
+        { range: { timestamp: { gt: 3 } } },
+        { range: { timestamp: { lte: Number.NaN } } },
+        { range: { timestamp: 3 } },
+        { in: { video_id: 'vid-0' } },
+        { in: { video_id: [['nested']] } },
+        { containsAll: { tags: [null] } },
+        { in: ['video_id'] },
+      ] as unknown as Array<Parameters<VectorStore['count']>[0]>;
+      for (const filter of malformed) await expect(store.count(filter)).rejects.toThrow(TypeError);
       await expect(store.insert([{ id: 'x', vector: vectorFor(1), metadata: { frame_id: 'seven' } }])).rejects.toThrow(
         TypeError,
       );
@@ -226,6 +328,7 @@ export function describeVectorStoreContract(name: string, makeStore: () => Promi
       expect(await reopened.count({ equals: { new_key: 'appears later' } })).toBe(1);
       const [hit] = await reopened.search(vectorFor(99), 1, { equals: { video_id: 'late' } });
       expect(hit).toMatchObject({ id: 'rec-99', metadata: { video_id: 'late', new_key: 'appears later' } });
+      expect(await reopened.count({ range: { priority: { gte: 2 } }, containsAll: { tags: ['car'] } })).toBe(2);
     });
   });
 }

@@ -21,7 +21,9 @@ interface StoredObject {
 /**
  * An in-memory stand-in for a Weaviate server behind the client calls the adapter makes. It records every call and
  * behaves like Weaviate where the adapter depends on it: unknown properties are refused (auto-schema off), filters
- * are evaluated (Equal, NotEqual, ContainsAny, Like '*', And), nearVector ranks by cosine distance, deleteMany caps a page.
+ * are evaluated (Equal, NotEqual, GreaterThanEqual, LessThanEqual, ContainsAny, ContainsAll – a scalar property
+ * taken as a one-item list, as Weaviate does with field-tokenized text –, Like '*', And, Or), nearVector ranks by
+ * cosine distance, deleteMany caps a page.
  */
 class FakeWeaviate implements WeaviateClientApi {
   readonly calls: Array<{ op: string; args: unknown[] }> = [];
@@ -71,6 +73,7 @@ class FakeWeaviate implements WeaviateClientApi {
     const matches = (object: StoredObject, filter: FilterValue | undefined): boolean => {
       if (!filter) return true;
       if (filter.operator === 'And') return (filter.filters ?? []).every((f) => matches(object, f));
+      if (filter.operator === 'Or') return (filter.filters ?? []).some((f) => matches(object, f));
       const property = (filter.target as { property: string }).property;
       if (!known(property)) throw new Error(`no such prop with name '${property}' found in class '${name}'`);
       const value = object.properties[property];
@@ -80,8 +83,14 @@ class FakeWeaviate implements WeaviateClientApi {
         case 'NotEqual':
           // Weaviate inverts Equal over the shard: objects without the property match.
           return value !== filter.value;
+        case 'GreaterThanEqual':
+          return typeof value === 'number' && value >= (filter.value as number);
+        case 'LessThanEqual':
+          return typeof value === 'number' && value <= (filter.value as number);
         case 'ContainsAny':
-          return Array.isArray(value) && (filter.value as unknown[]).some((v) => value.includes(v));
+          return (filter.value as unknown[]).some((v) => asList(value).includes(v));
+        case 'ContainsAll':
+          return (filter.value as unknown[]).every((v) => asList(value).includes(v));
         case 'Like':
           if (filter.value !== '*') throw new Error('fake supports only Like "*"');
           return value !== undefined;
@@ -141,6 +150,11 @@ class FakeWeaviate implements WeaviateClientApi {
       },
     };
   }
+}
+
+function asList(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value;
+  return value === undefined || value === null ? [] : [value];
 }
 
 function cosine(a: number[], b: number[]): number {
@@ -261,6 +275,7 @@ describe('WeaviateVectorStore requests', () => {
     expect(fake.callsOf('addProperty').map(([p]) => p)).toEqual([
       { name: 'm_camera', dataType: 'text', tokenization: 'field', indexFilterable: true, indexSearchable: false },
       { name: 'm_hint', dataType: 'text', tokenization: 'field', indexFilterable: true, indexSearchable: false },
+      { name: 'n_hint', dataType: 'number', indexFilterable: true, indexRangeFilters: true },
       {
         name: `mx_${Buffer.from('Odd Key').toString('hex')}`,
         dataType: 'text',
@@ -268,6 +283,7 @@ describe('WeaviateVectorStore requests', () => {
         indexFilterable: true,
         indexSearchable: false,
       },
+      { name: 'l_colors', dataType: 'text[]', tokenization: 'field', indexFilterable: true, indexSearchable: false },
     ]);
     const [[objects]] = fake.callsOf('insertMany') as [[WeaviateObject[]]];
     expect(objects).toEqual([
@@ -283,7 +299,9 @@ describe('WeaviateVectorStore requests', () => {
           tags: ['car'],
           m_camera: '"cam-1"',
           m_hint: '2',
+          n_hint: 2,
           [`mx_${Buffer.from('Odd Key').toString('hex')}`]: 'true',
+          l_colors: ['"red"'],
           extra: JSON.stringify({ label: null, camera: 'cam-1', hint: 2, 'Odd Key': true, colors: ['red'] }),
         },
       },
@@ -334,6 +352,103 @@ describe('WeaviateVectorStore requests', () => {
     expect(single).toEqual([{ id: 'a', score: 1, metadata: { video_id: 'v1', tags: ['car'], camera: 'c1' } }]);
     await store.search([1, 0, 0], 2);
     expect(fake.callsOf('nearVector')[2][1]).toEqual({ limit: 2, returnMetadata: ['distance'] });
+  });
+
+  it('builds range, in and containsAll with greaterOrEqual/lessOrEqual, containsAny, containsAll, And and Or', async () => {
+    const store = await open();
+    await store.insert([
+      { id: 'a', vector: [1, 0, 0], metadata: { video_id: 'v1', upload_ts: 1.7e9, labels: ['bus'], zone: 'north' } },
+      { id: 'b', vector: [0, 1, 0], metadata: { video_id: 'v2', zone: ['south'] } },
+    ]);
+    const on = (property: string, operator: string, value: unknown) => ({ operator, target: { property }, value });
+    const sent = async (filter: Parameters<WeaviateVectorStore['search']>[2]) => {
+      await store.search([1, 0, 0], 3, filter);
+      const calls = fake.callsOf('nearVector');
+      return (calls[calls.length - 1][1] as { filters?: unknown }).filters;
+    };
+    // Canonical number, user number (n_*), canonical integer with fractional bounds rounded inwards.
+    expect(
+      await sent({
+        range: { timestamp: { gte: 1.5, lte: 3 }, upload_ts: { gte: 1.6e9 }, frame_id: { gte: 2.5, lte: 7.9 } },
+      }),
+    ).toEqual({
+      operator: 'And',
+      value: null,
+      filters: [
+        {
+          operator: 'And',
+          value: null,
+          filters: [on('timestamp', 'GreaterThanEqual', 1.5), on('timestamp', 'LessThanEqual', 3)],
+        },
+        on('n_upload_ts', 'GreaterThanEqual', 1.6e9),
+        {
+          operator: 'And',
+          value: null,
+          filters: [on('frame_id', 'GreaterThanEqual', 3), on('frame_id', 'LessThanEqual', 7)],
+        },
+      ],
+    });
+    // No bounds: any number, which is >= 0 or <= 0.
+    expect(await sent({ range: { timestamp: {} } })).toEqual({
+      operator: 'Or',
+      value: null,
+      filters: [on('timestamp', 'GreaterThanEqual', 0), on('timestamp', 'LessThanEqual', 0)],
+    });
+    // in: containsAny on canonical text and int properties (values of another type dropped), Equal per value on a
+    // `number` property, and on a user key both its scalar (m_*) and its list (l_*) property, JSON-encoded.
+    expect(
+      await sent({ in: { video_id: ['v1', 'v2', 3], frame_id: [1, 2, 'x'], timestamp: [1, 2.5], zone: ['north'] } }),
+    ).toEqual({
+      operator: 'And',
+      value: null,
+      filters: [
+        on('video_id', 'ContainsAny', ['v1', 'v2']),
+        on('frame_id', 'ContainsAny', [1, 2]),
+        { operator: 'Or', value: null, filters: [on('timestamp', 'Equal', 1), on('timestamp', 'Equal', 2.5)] },
+        {
+          operator: 'Or',
+          value: null,
+          filters: [on('m_zone', 'ContainsAny', ['"north"']), on('l_zone', 'ContainsAny', ['"north"'])],
+        },
+      ],
+    });
+    expect(await sent({ in: { tags: ['car'], labels: ['bus', 'car'] } })).toEqual({
+      operator: 'And',
+      value: null,
+      filters: [on('tags', 'ContainsAny', ['car']), on('l_labels', 'ContainsAny', ['"bus"', '"car"'])],
+    });
+    expect(
+      await sent({ containsAll: { tags: ['car', 'person'], labels: ['bus'] }, equals: { video_id: 'v1' } }),
+    ).toEqual({
+      operator: 'And',
+      value: null,
+      filters: [
+        on('video_id', 'Equal', 'v1'),
+        on('tags', 'ContainsAll', ['car', 'person']),
+        on('l_labels', 'ContainsAll', ['"bus"']),
+      ],
+    });
+    // An empty containsAll does not restrict; the store's answers agree with the filters sent.
+    expect(await sent({ containsAll: { labels: [] } })).toBeUndefined();
+    expect((await store.search([1, 0, 0], 3, { in: { zone: ['south'] } })).map((h) => h.id)).toEqual(['b']);
+    expect((await store.search([1, 0, 0], 3, { range: { upload_ts: { lte: 2e9 } } })).map((h) => h.id)).toEqual(['a']);
+  });
+
+  it('answers range, in and containsAll that no record can satisfy without a search request', async () => {
+    const store = await open();
+    await store.insert([{ id: 'a', vector: [1, 0, 0], metadata: { video_id: 'v1', camera: 'c1' } }]);
+    const before = fake.calls.length;
+    expect(await store.search([1, 0, 0], 3, { range: { video_id: { gte: 1 } } })).toEqual([]);
+    expect(await store.search([1, 0, 0], 3, { in: { video_id: [] } })).toEqual([]);
+    expect(await store.search([1, 0, 0], 3, { in: { frame_id: ['1'] } })).toEqual([]);
+    expect(await store.search([1, 0, 0], 3, { containsAll: { video_id: ['v1'] } })).toEqual([]);
+    expect(await store.search([1, 0, 0], 3, { containsAll: { tags: ['car', 7] } })).toEqual([]);
+    expect(fake.calls.slice(before)).toEqual([]);
+    // A user key without the property a condition needs: one more look at the config (another replica may have
+    // added it), then no search.
+    expect(await store.count({ range: { camera: { gte: 0 } } })).toBe(0);
+    expect(await store.count({ containsAll: { camera: ['c1'] } })).toBe(0);
+    expect(fake.calls.slice(before).map((c) => c.op)).toEqual(['config.get', 'config.get']);
   });
 
   it('answers without a request when no record can match', async () => {

@@ -10,10 +10,11 @@ import {
 } from './metadata-fields.js';
 import {
   collectionProperties,
+  dynamicProperty,
   dynamicPropertyNames,
   everyObject,
-  filterableText,
   fromProperties,
+  namesUnknownUserKeys,
   toProperties,
   weaviateFilter,
   type WeaviatePropertyDefinition,
@@ -207,13 +208,13 @@ export class WeaviateVectorStore implements VectorStore {
 
   /**
    * Builds the filter; a key unknown here may have been added by another replica, so look once more before answering
-   * "none" for `equals` and, because an unknown `notEquals` key widens the match, before building one.
+   * "none" and, because an unknown `notEquals` key widens the match, before building one.
    */
   private async filterFor(filter: VectorFilter | undefined): Promise<FilterValue | undefined | typeof MATCHES_NOTHING> {
     const unknown = (key: string) => !CANONICAL_FIELDS[key] && !this.properties.has(scalarFieldName(key));
     if (Object.keys(filter?.notEquals ?? {}).some(unknown)) await this.refreshProperties();
     const built = weaviateFilter(filter, this.properties);
-    if (built !== MATCHES_NOTHING || !Object.keys(filter?.equals ?? {}).some(unknown)) return built;
+    if (built !== MATCHES_NOTHING || !namesUnknownUserKeys(filter, this.properties)) return built;
     await this.refreshProperties();
     return weaviateFilter(filter, this.properties);
   }
@@ -231,7 +232,7 @@ export class WeaviateVectorStore implements VectorStore {
     for (const name of missing) {
       await unavailableOnError(`add property ${name}`, async () => {
         try {
-          await this.collection.config.addProperty(filterableText(name));
+          await this.collection.config.addProperty(dynamicProperty(name));
         } catch (err) {
           await this.refreshProperties();
           if (!this.properties.has(name)) throw err;
