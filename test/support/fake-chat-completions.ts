@@ -1,13 +1,40 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+
+/** How a streamed answer (`stream: true`) is cut into bytes on the wire, to exercise a client's SSE parsing. */
+export interface FakeStreamFraming {
+  /** Every byte written on its own (chunks split mid-line and mid multi-byte character). */
+  byteByByte?: boolean;
+  /** `\r\n` line ends instead of `\n`. */
+  crlf?: boolean;
+  /** A comment line (`: keep-alive`) before every event. */
+  comments?: boolean;
+  /** Each chunk's JSON spread over several `data:` lines (pretty-printed; the joined lines are the same JSON). */
+  multiLineData?: boolean;
+}
 
 /** How the fake model answers the next requests. */
 export type FakeChatBehaviour =
+  /** The answer; when the request says `stream: true`, streamed word by word (each word with its trailing space). */
   | { kind: 'content'; content: string }
   | { kind: 'tool_calls'; calls: Array<{ name: string; arguments: string }> }
   | { kind: 'raw'; body: unknown }
-  | { kind: 'status'; status: number }
-  | { kind: 'hang' };
+  /** That status with `body` (default: an OpenAI-style error object). */
+  | { kind: 'status'; status: number; body?: string }
+  | { kind: 'hang' }
+  /** A streamed answer (SSE, whatever the request says), one event per token, then `[DONE]`. */
+  | {
+      kind: 'stream';
+      tokens: string[];
+      /** The token at this index (0: the first) waits for `releaseHeldToken()`; headers and a role chunk go out at once. */
+      holdToken?: number;
+      /** After this many tokens the stream fails: an `{"error":...}` event, or the socket destroyed mid-stream. */
+      failAfter?: { tokens: number; how: 'error' | 'destroy' };
+      /** A pause before each token (a slow stream). */
+      gapMs?: number;
+      framing?: FakeStreamFraming;
+    };
 
 /** An OpenAI-compatible chat-completions server on 127.0.0.1 for tests (the LLM/VLM boundary); records every request. */
 export interface FakeChatCompletions {
@@ -18,6 +45,12 @@ export interface FakeChatCompletions {
   behaviour: FakeChatBehaviour;
   /** Resolves once `count` requests have arrived (hanging ones included). */
   waitForRequests(count: number): Promise<void>;
+  /** Lets the streams now holding a token (`holdToken`) go on. */
+  releaseHeldToken(): void;
+  /** How many clients closed their connection before the fake finished its answer (the fake's own failures aside). */
+  readonly disconnects: number;
+  /** Resolves once `count` clients have disconnected before the end of their answer. */
+  waitForDisconnects(count: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -39,17 +72,105 @@ function completionBody(behaviour: Extract<FakeChatBehaviour, { kind: 'content' 
   return { id: 'chatcmpl-test', object: 'chat.completion', choices: [choice] };
 }
 
+/** One `chat.completion.chunk` carrying `delta`. */
+function chunk(delta: Record<string, unknown>, finishReason: string | null = null): unknown {
+  return {
+    id: 'chatcmpl-test',
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  };
+}
+
+/** A counter whose waiters resolve once it reaches their count. */
+class Count {
+  value = 0;
+  private readonly waiters: Array<{ count: number; resolve: () => void }> = [];
+
+  set(value: number): void {
+    this.value = value;
+    for (const w of this.waiters.filter((w) => value >= w.count)) {
+      this.waiters.splice(this.waiters.indexOf(w), 1);
+      w.resolve();
+    }
+  }
+
+  reached(count: number): Promise<void> {
+    return this.value >= count
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => this.waiters.push({ count, resolve }));
+  }
+}
+
+/** Writes an SSE answer under `behaviour`; stops as soon as the client is gone. */
+async function streamAnswer(
+  res: http.ServerResponse,
+  behaviour: Extract<FakeChatBehaviour, { kind: 'stream' }>,
+  heldTokenGate: () => Promise<void>,
+  failingOnPurpose: () => void,
+): Promise<void> {
+  const framing = behaviour.framing ?? {};
+  const eol = framing.crlf ? '\r\n' : '\n';
+  // Each write is flushed before the next step, so what was written before a destroy reaches the client.
+  const flushed = (bytes: Buffer) =>
+    new Promise<void>((resolve, reject) => res.write(bytes, (error) => (error ? reject(error) : resolve())));
+  const write = async (text: string) => {
+    const bytes = Buffer.from(text, 'utf8');
+    if (!framing.byteByByte) return flushed(bytes);
+    for (const byte of bytes) {
+      await flushed(Buffer.of(byte));
+      await nextTurn(); // a separate write per byte, so the client sees the splits
+    }
+  };
+  const event = (payload: unknown) => {
+    const json = framing.multiLineData ? JSON.stringify(payload, null, 1) : JSON.stringify(payload);
+    const lines = json.split('\n').map((line) => `data: ${line}${eol}`);
+    return write(`${framing.comments ? `: keep-alive${eol}` : ''}${lines.join('')}${eol}`);
+  };
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  await event(chunk({ role: 'assistant', content: '' }));
+  for (const [i, token] of behaviour.tokens.entries()) {
+    if (i === behaviour.holdToken) await heldTokenGate();
+    if (behaviour.failAfter && i === behaviour.failAfter.tokens) {
+      if (behaviour.failAfter.how === 'destroy') {
+        failingOnPurpose();
+        res.destroy();
+        return;
+      }
+      await event({ error: { message: 'the model server ran out of memory', type: 'server_error' } });
+      res.end();
+      return;
+    }
+    if (behaviour.gapMs) await sleep(behaviour.gapMs);
+    if (res.destroyed) return;
+    await event(chunk({ content: token }));
+  }
+  await event(chunk({}, 'stop'));
+  await write(`data: [DONE]${eol}${eol}`);
+  res.end();
+}
+
 /** Starts the fake model server (POST /v1/chat/completions), answering as `behaviour` says until it is changed. */
 export async function startFakeChatCompletions(behaviour: FakeChatBehaviour): Promise<FakeChatCompletions> {
-  const waiters: Array<{ count: number; resolve: () => void }> = [];
+  const arrived = new Count();
+  const disconnected = new Count();
+  let release: () => void = () => undefined;
+  let gate = new Promise<void>((resolve) => (release = resolve));
   const state: FakeChatCompletions = {
     baseUrl: '',
     requests: [],
     behaviour,
-    waitForRequests: (count) =>
-      state.requests.length >= count
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => waiters.push({ count, resolve })),
+    waitForRequests: (count) => {
+      arrived.set(state.requests.length);
+      return arrived.reached(count);
+    },
+    releaseHeldToken: () => {
+      release();
+      gate = new Promise<void>((resolve) => (release = resolve));
+    },
+    get disconnects() {
+      return disconnected.value;
+    },
+    waitForDisconnects: (count) => disconnected.reached(count),
     close: async () => undefined,
   };
   const server = http.createServer((req, res) => {
@@ -60,18 +181,29 @@ export async function startFakeChatCompletions(behaviour: FakeChatBehaviour): Pr
         res.writeHead(404).end();
         return;
       }
-      state.requests.push({
-        body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
-        authorization: req.headers.authorization,
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      state.requests.push({ body, authorization: req.headers.authorization });
+      arrived.set(state.requests.length); // tests may empty `requests` between cases
+      let failedOnPurpose = false;
+      res.on('close', () => {
+        if (!res.writableFinished && !failedOnPurpose) disconnected.set(disconnected.value + 1);
       });
-      for (const w of waiters.filter((w) => state.requests.length >= w.count)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
       const b = state.behaviour;
       if (b.kind === 'hang') return; // never answers: the client's time-out must fire
       if (b.kind === 'status') {
-        res.writeHead(b.status, { 'content-type': 'application/json' }).end('{"error":{"message":"boom"}}');
+        res.writeHead(b.status, { 'content-type': 'application/json' }).end(b.body ?? '{"error":{"message":"boom"}}');
+        return;
+      }
+      if (b.kind === 'stream' || (b.kind === 'content' && body?.stream === true)) {
+        const script: Extract<FakeChatBehaviour, { kind: 'stream' }> =
+          b.kind === 'stream' ? b : { kind: 'stream', tokens: b.content.match(/\S+\s*|\s+/g) ?? [] };
+        const held = gate;
+        void streamAnswer(
+          res,
+          script,
+          () => held,
+          () => (failedOnPurpose = true),
+        ).catch(() => res.destroy());
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completionBody(b)));
@@ -82,6 +214,7 @@ export async function startFakeChatCompletions(behaviour: FakeChatBehaviour): Pr
   state.baseUrl = `http://127.0.0.1:${port}/v1`;
   state.close = () =>
     new Promise<void>((resolve) => {
+      release();
       server.closeAllConnections();
       server.close(() => resolve());
     });

@@ -1,0 +1,171 @@
+import { CallScope } from './call-scope.js';
+import type { ChatRequest } from './chat-request.js';
+import type { LlmConfig } from './llm-config.js';
+import { LlmError } from './llm-error.js';
+import { SseDataDecoder } from './sse-data-decoder.js';
+
+/** Bytes of an error body read for the message of a `status` error; the rest is never read. */
+const ERROR_BODY_BYTES = 2048;
+/** Characters of upstream text an error message carries at most. */
+const EXCERPT_CHARS = 200;
+
+/**
+ * A client of an OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, OVMS, llama.cpp server, Ollama): POST
+ * `{baseUrl}/chat/completions`, `Authorization: Bearer <key>` only when a key is set. Every failure is an LlmError
+ * whose message never holds the key.
+ */
+export class ChatCompletionsClient {
+  /** The model name sent with every request. */
+  readonly model: string;
+  private readonly url: string;
+
+  constructor(private readonly config: LlmConfig) {
+    this.model = config.model;
+    this.url = `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  }
+
+  /** Whole answer (stream: false). */
+  async complete(request: ChatRequest, signal?: AbortSignal): Promise<string> {
+    const scope = new CallScope(this.config.timeoutMs, signal);
+    try {
+      const response = await this.post(request, false, scope);
+      const text = await scope.guard(response.text(), 'answer');
+      let answer: any;
+      try {
+        answer = JSON.parse(text);
+      } catch {
+        throw new LlmError('protocol', 'the LLM answer is not JSON');
+      }
+      if (answer?.error) throw new LlmError('protocol', `the LLM reported an error: ${this.upstreamMessage(answer)}`);
+      const content = answer?.choices?.[0]?.message?.content;
+      if (typeof content !== 'string') throw new LlmError('protocol', 'the LLM answer has no message content');
+      return content;
+    } finally {
+      scope.close();
+    }
+  }
+
+  /**
+   * Content deltas as they arrive (stream: true, SSE `data:` lines, `[DONE]`). Ends normally at [DONE]; an upstream
+   * `error` payload (`protocol`) or a body that ends before [DONE] (`network`) throws after the deltas already
+   * yielded. Aborting `signal` or leaving the loop early cancels the upstream request at once.
+   */
+  async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<string> {
+    const scope = new CallScope(this.config.timeoutMs, signal);
+    try {
+      const response = await this.post(request, true, scope);
+      if (!response.body) throw new LlmError('protocol', 'the LLM answered without a body');
+      const reader = response.body.getReader();
+      const decoder = new SseDataDecoder();
+      for (;;) {
+        const { done, value } = await scope.guard(reader.read(), 'token');
+        const events = done ? decoder.end() : this.decode(decoder, value);
+        for (const data of events) {
+          scope.progress();
+          if (data.trim() === '[DONE]') return;
+          const delta = this.delta(data);
+          if (delta) {
+            yield delta;
+            scope.progress();
+          }
+        }
+        if (done) throw new LlmError('network', 'the LLM stream ended before [DONE]');
+      }
+    } finally {
+      scope.close();
+    }
+  }
+
+  /** Sends the request; resolves with a 2xx response (headers read), throws the LlmError otherwise. */
+  private async post(request: ChatRequest, stream: boolean, scope: CallScope): Promise<Response> {
+    scope.throwIfCallerAborted();
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+    };
+    if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
+    const body = {
+      model: this.model,
+      messages: request.messages,
+      stream,
+      ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    };
+    const response = await scope.guard(
+      fetch(this.url, { method: 'POST', headers, body: JSON.stringify(body), signal: scope.signal }),
+      'response',
+    );
+    scope.progress();
+    if (response.ok) return response;
+    const text = await scope.guard(readPrefix(response, ERROR_BODY_BYTES), 'error body').catch(() => '');
+    const excerpt = this.upstreamMessage(parseOr(text)) || this.excerpt(text);
+    throw new LlmError(
+      'status',
+      `the LLM answered HTTP ${response.status}${excerpt ? `: ${excerpt}` : ''}`,
+      response.status,
+    );
+  }
+
+  private decode(decoder: SseDataDecoder, bytes: Uint8Array): string[] {
+    try {
+      return decoder.push(bytes);
+    } catch (error) {
+      throw new LlmError('protocol', `the LLM stream is unreadable: ${(error as Error).message}`);
+    }
+  }
+
+  /** The content delta of one stream chunk ('' when it carries none: a role, a finish reason, usage). */
+  private delta(data: string): string {
+    let chunk: any;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      throw new LlmError('protocol', 'the LLM stream carried a chunk that is not JSON');
+    }
+    if (chunk?.error) throw new LlmError('protocol', `the LLM failed mid-stream: ${this.upstreamMessage(chunk)}`);
+    const content = chunk?.choices?.[0]?.delta?.content;
+    return typeof content === 'string' ? content : '';
+  }
+
+  /** The message inside an OpenAI-style error body (`{error:{message}}`, `{error:"..."}`, `{detail}`), excerpted. */
+  private upstreamMessage(body: any): string {
+    const error = body?.error;
+    const message = typeof error === 'string' ? error : (error?.message ?? body?.detail ?? body?.message);
+    return typeof message === 'string' ? this.excerpt(message) : '';
+  }
+
+  /** Upstream text made safe for a message: one line, bounded, the key (some servers echo it) redacted. */
+  private excerpt(text: string): string {
+    let safe = text.replace(/\s+/g, ' ').trim();
+    if (this.config.apiKey) safe = safe.split(this.config.apiKey).join('[redacted]');
+    return safe.length > EXCERPT_CHARS ? `${safe.slice(0, EXCERPT_CHARS)}…` : safe;
+  }
+}
+
+/** At most `limit` bytes of the body as text; the rest of the body is cancelled unread. */
+async function readPrefix(response: Response, limit: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return new TextDecoder().decode(Buffer.concat(parts).subarray(0, limit));
+}
+
+/** `text` parsed as JSON, or undefined. */
+function parseOr(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
