@@ -1,0 +1,62 @@
+import Joi from 'joi';
+import { defineRoute, openSseResponse, requestSignal, type RouteSpec } from '../../lib/http/index.js';
+import { answerQuestion, type AnswerDeps } from '../chat/answer-question.js';
+import { ChatEventStream } from '../chat/event-stream.js';
+import { errorBodySchema, INPUT_REQUIRED } from '../errors.js';
+
+/** The chat request schema; every failure is the contract's detail. */
+export function chatRequestSchema(maxQuestionChars: number): Joi.ObjectSchema {
+  return Joi.object({
+    input: Joi.string()
+      .trim()
+      .min(1)
+      .max(maxQuestionChars)
+      .required()
+      .messages({
+        'any.required': INPUT_REQUIRED,
+        'string.empty': INPUT_REQUIRED,
+        'string.base': INPUT_REQUIRED,
+        'string.max': `The input question is over ${maxQuestionChars} characters`,
+      })
+      .description('The question'),
+  })
+    .unknown(true)
+    .messages({ 'object.base': 'The request body must be a JSON object' })
+    .label('ChatRequest');
+}
+
+const STREAM_EXAMPLE = [
+  'event: sources',
+  'data: [{"n":1,"id":"0190…","text":"A person opens the front door","time":"2026-03-10T14:05:00.000+01:00",…}]',
+  '',
+  'event: token',
+  'data: {"text":"Someone opened the front door at 14:05 [1]."}',
+  '',
+  'event: done',
+  'data: {"answerer":"llm","model":"qwen2.5"}',
+].join('\n');
+
+/** POST /chat: the answer as Server-Sent Events. */
+export function chatRoute(deps: AnswerDeps, maxQuestionChars: number): RouteSpec {
+  return defineRoute({
+    method: 'post',
+    path: '/chat',
+    summary: 'Ask a question about what the cameras saw; the answer streams as Server-Sent Events',
+    description:
+      'Events (each data line is JSON): `sources` once (the captions used), `token` {text} pieces of the answer, ' +
+      'then `done` {answerer, model}; or `error` {message} after which the stream ends. Comment heartbeats ' +
+      `(": heartbeat") while the first token is awaited. Example:\n\n\`\`\`\n${STREAM_EXAMPLE}\n\`\`\``,
+    tags: ['chat'],
+    request: { body: chatRequestSchema(maxQuestionChars) },
+    responses: {
+      200: { description: 'The answer stream', contentType: 'text/event-stream', schema: Joi.string() },
+      422: { description: 'input missing or empty', schema: errorBodySchema },
+    },
+    handler: async (ctx) => {
+      const { input } = ctx.state.body as { input: string };
+      const signal = requestSignal(ctx);
+      const stream = new ChatEventStream(openSseResponse(ctx));
+      await answerQuestion(deps, input, stream, signal, ctx.state.requestId);
+    },
+  });
+}
