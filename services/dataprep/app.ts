@@ -19,10 +19,12 @@ import { cancelJobRoute, getJobRoute } from './routes/jobs.js';
 import { listMediaRoute } from './routes/list.js';
 import { processBatchRoute } from './routes/process-batch.js';
 import { processMediaRoute } from './routes/process.js';
+import { searchRoute } from './routes/search.js';
 import { summaryRoute } from './routes/summary.js';
 import { telemetryRoute } from './routes/telemetry.js';
 import { uploadBatchRoute } from './routes/upload-batch.js';
 import { uploadMediaRoute } from './routes/upload.js';
+import { MediaSearch } from './search/index.js';
 import type { DataprepDeps, DataprepLimits, DataprepServices } from './services.js';
 import { createUploadAbortCounter } from './upload-metrics.js';
 
@@ -89,6 +91,14 @@ export function buildServices(deps: DataprepDeps): DataprepServices {
     basePath: DATAPREP_BASE_PATH,
     uploadsAborted,
     frames: new FrameService(deps.config.frames),
+    search: new MediaSearch({
+      imageStore: deps.vectorStore,
+      descriptionStore: deps.descriptionStore,
+      summaryStore: deps.textVectorStore,
+      imageEmbedder: deps.models.imageEmbedder,
+      textEmbedder: deps.models.textEmbedder,
+      basePath: DATAPREP_BASE_PATH,
+    }),
   };
 }
 
@@ -104,6 +114,7 @@ export function createApp(deps: DataprepDeps): HttpApp & { services: DataprepSer
     listMediaRoute(services),
     downloadMediaRoute(services),
     frameRoute(services),
+    withDataprepErrors(searchRoute(services)),
     withDataprepErrors(uploadBatchRoute(services)),
     withDataprepErrors(processBatchRoute(services)),
     withDataprepErrors(ingestBatchRoute(services)),
@@ -121,7 +132,9 @@ export function createApp(deps: DataprepDeps): HttpApp & { services: DataprepSer
     info: {
       title: 'Argus media preparation API',
       version: '1.0.0',
-      description: 'Ingests videos and images, creates embeddings, lists, streams and deletes media.',
+      description:
+        'Ingests videos and images, creates embeddings, lists, streams and deletes media, and searches them ' +
+        `(POST /search; text queries in "${services.search.mode}" mode).`,
     },
     service: 'dataprep',
     logger: deps.logger,

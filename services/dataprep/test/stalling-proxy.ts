@@ -16,6 +16,8 @@ export interface StallingProxy {
   nextStall(): Promise<StalledRequest>;
   /** Response body bytes relayed for requests whose path contains `fragment`. */
   bytesServed(fragment: string): number;
+  /** First bytes asked for (`Range: bytes=N-…`, 0 without a Range) by the requests whose path contains `fragment`. */
+  rangeStarts(fragment: string): number[];
   close(): Promise<void>;
 }
 
@@ -26,6 +28,7 @@ export interface StallingProxy {
 export async function startStallingProxy(target: string): Promise<StallingProxy> {
   const upstream = new URL(target);
   const served = new Map<string, number>();
+  const starts: Array<{ path: string; start: number }> = [];
   const sockets = new Set<Socket>();
   let waiter: ((stalled: StalledRequest) => void) | undefined;
   const held: StalledRequest[] = [];
@@ -38,6 +41,7 @@ export async function startStallingProxy(target: string): Promise<StallingProxy>
         if (ready) resolve(ready);
         else waiter = resolve;
       }),
+    rangeStarts: (fragment) => starts.filter((s) => s.path.includes(fragment)).map((s) => s.start),
     bytesServed: (fragment) =>
       [...served].filter(([path]) => path.includes(fragment)).reduce((sum, [, bytes]) => sum + bytes, 0),
     close: () =>
@@ -48,6 +52,7 @@ export async function startStallingProxy(target: string): Promise<StallingProxy>
   };
   const server = http.createServer((req, res) => {
     const path = req.url ?? '/';
+    starts.push({ path, start: Number(/^bytes=(\d+)-/.exec(req.headers.range ?? '')?.[1] ?? 0) });
     if (proxy.stallPathsContaining && path.includes(proxy.stallPathsContaining)) {
       const stalled = { url: path, closed: new Promise<void>((resolve) => req.socket.once('close', resolve)) };
       if (waiter) {
