@@ -13,6 +13,7 @@ import type { IngestRoot } from './ingest-root/ingest-root.js';
 import type { IngestJobs } from './jobs/ingest-jobs.js';
 import type { MediaProcessing } from './processing.js';
 import type { ReferencedMedia } from './referenced-media.js';
+import type { MediaSearch } from './search/index.js';
 import type { TelemetryLog } from './telemetry.js';
 
 /** Size and time bounds of the HTTP surface; tests shrink them, production uses the contract's values. */
@@ -68,6 +69,8 @@ export interface DataprepServices extends Omit<DataprepDeps, 'limits' | 'tempDir
   basePath: string;
   /** Uploads stopped by their request signal (upload-metrics.ts). */
   uploadsAborted: Counter<'reason'>;
+  /** POST /search: text, image and frame-alike queries over the stored embeddings. */
+  search: MediaSearch;
   /** GET /media/frame's renderer: its cache, process slots and counters. */
   frames: FrameService;
 }

@@ -24,6 +24,9 @@ export function healthRoute(services: DataprepServices): RouteSpec {
           vectordb_status: Joi.string(),
           storage_backend: Joi.string(),
           default_bucket_name: Joi.string(),
+          search_mode: Joi.string()
+            .valid('descriptions', 'clip')
+            .description('How POST /search answers text queries (an extension of the contract)'),
         }),
       },
     },
@@ -56,6 +59,7 @@ export function healthRoute(services: DataprepServices): RouteSpec {
         vectordb_status: vectordbStatus,
         storage_backend: services.objectStore.backend,
         default_bucket_name: services.config.defaultBucket,
+        search_mode: services.search.mode,
       };
     },
   });

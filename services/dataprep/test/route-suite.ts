@@ -139,6 +139,7 @@ export function describeDataprepRoutes(backend: StorageBackendFixture): void {
           vectordb_status: 'ok',
           storage_backend: h.objectStore.backend,
           default_bucket_name: 'argus-media',
+          search_mode: 'descriptions',
         });
       });
     });

@@ -1,0 +1,170 @@
+import type { ImageEmbedder, RgbImage, TextEmbedder } from '../../lib/inference/roles.js';
+import type { MetadataValue, VectorHit, VectorStore } from '../../lib/vectors/index.js';
+import { COCO_LABELS } from './object-words.js';
+import { vectorFilterFor } from './search-filters.js';
+import { bestPerVideo, collapseRuns, momentKey, samplingStep, toHit, type RankedHit } from './search-hits.js';
+import type { HitKind, SearchHit, SearchQuery } from './search-query.js';
+import { fuseByRank, queryTerms, textScore } from './text-ranking.js';
+
+/**
+ * How text queries are answered: `descriptions` (the default offline models: the text embedder and the image
+ * embedder live in different spaces, so text meets the frames' descriptions and labels) or `clip` (both embedders
+ * share one space, as CLIP's towers do: text also goes straight to the image vectors, fused with the above).
+ */
+export type SearchMode = 'descriptions' | 'clip';
+
+/** What search reads: the three stores, the two embedders, and how frames are rendered for `like`. */
+export interface MediaSearchDeps {
+  imageStore: VectorStore;
+  descriptionStore: VectorStore;
+  summaryStore: VectorStore;
+  imageEmbedder: ImageEmbedder;
+  textEmbedder: TextEmbedder;
+  /** URL path prefix of the service, for thumbnail and video links. */
+  basePath: string;
+  /** Classes of the detector, for reading queries; COCO's 80 by default. */
+  vocabulary?: readonly string[];
+}
+
+/** A search's answer: hits best first, and how the query was read. */
+export interface SearchAnswer {
+  mode: SearchMode;
+  hits: SearchHit[];
+  /** Classes the text query named (they boost frames holding them); empty for image queries. */
+  labels: string[];
+  position?: string;
+}
+
+/** Candidates fetched per store: enough for top_k after grouping and collapsing, bounded. */
+const candidatesFor = (query: SearchQuery) =>
+  Math.min(500, query.topK * (query.groupByVideo || query.collapse ? 10 : 3) + 20);
+
+/** Thrown for a `like` whose frame is not stored (404). */
+export class FrameNotFoundError extends Error {
+  constructor(bucket: string, videoId: string, timestamp: number) {
+    super(`No stored frame of video ${videoId} in bucket ${bucket} at ${timestamp} s`);
+    this.name = 'FrameNotFoundError';
+  }
+}
+
+/** The search domain: text, image and frame-alike queries over the stored embeddings, with filters and fusion. */
+export class MediaSearch {
+  readonly mode: SearchMode;
+  private readonly vocabulary: readonly string[];
+
+  constructor(private readonly deps: MediaSearchDeps) {
+    this.mode = deps.textEmbedder.dimension === deps.imageEmbedder.dimension ? 'clip' : 'descriptions';
+    this.vocabulary = deps.vocabulary ?? COCO_LABELS;
+  }
+
+  /** Runs a text query. */
+  async byText(query: SearchQuery, text: string): Promise<SearchAnswer> {
+    const terms = queryTerms(text, this.vocabulary);
+    const [vector] = await this.deps.textEmbedder.embed([text]);
+    const k = candidatesFor(query);
+    const scored = new Map<string, { metadata: Record<string, MetadataValue>; score: number }>();
+    const keep = (hit: VectorHit, kind: HitKind) => {
+      const score = textScore({ kind, similarity: hit.score, metadata: hit.metadata }, terms, this.vocabulary);
+      const key = momentKey(hit.metadata);
+      if ((scored.get(key)?.score ?? -Infinity) < score) scored.set(key, { metadata: hit.metadata, score });
+    };
+    for (const kind of query.kinds) {
+      const store = kind === 'summary' ? this.deps.summaryStore : this.deps.descriptionStore;
+      const filter = vectorFilterFor(query.filters, kind);
+      for (const hit of await store.search(vector, k, filter)) keep(hit, kind);
+      // Moments holding a named class enter the candidates even when described unlike the query (a labels filter
+      // of the request's own restricts them already).
+      if (terms.labels.length > 0 && kind !== 'summary' && !query.filters.labels) {
+        const named = vectorFilterFor({ ...query.filters, labels: { values: terms.labels, match: 'any' } }, kind);
+        for (const hit of await store.search(vector, k, named)) keep(hit, kind);
+      }
+    }
+    let ranked = [...scored.entries()].sort((a, b) => b[1].score - a[1].score);
+    if (this.mode === 'clip') ranked = await this.fuseWithImages(query, vector, ranked);
+    return {
+      mode: this.mode,
+      labels: terms.labels,
+      ...(terms.position && { position: terms.position }),
+      hits: this.finish(
+        query,
+        ranked.map(([, c]) => c),
+      ),
+    };
+  }
+
+  /** Runs an image query (already decoded); `exclude` leaves one moment out (the frame a `like` started from). */
+  async byImage(query: SearchQuery, image: RgbImage, exclude?: string): Promise<SearchAnswer> {
+    const [vector] = await this.deps.imageEmbedder.embed([image]);
+    const k = candidatesFor(query) + (exclude ? 1 : 0);
+    const found: Array<{ metadata: Record<string, MetadataValue>; score: number }> = [];
+    for (const kind of query.kinds) {
+      if (kind === 'summary') continue;
+      const hits = await this.deps.imageStore.search(vector, k, vectorFilterFor(query.filters, kind));
+      for (const hit of hits) if (momentKey(hit.metadata) !== exclude) found.push(hit);
+    }
+    found.sort((a, b) => b.score - a.score);
+    return { mode: this.mode, labels: [], hits: this.finish(query, found) };
+  }
+
+  /**
+   * Runs a frame-alike query: `render` draws the stored frame at its moment (GET /media/frame's renderer), which is
+   * embedded as an image query; the frame itself is left out of the answer. 404 when no frame is stored there.
+   */
+  async likeFrame(
+    query: SearchQuery,
+    frame: { bucketName: string; videoId: string; timestamp: number },
+    render: () => Promise<RgbImage>,
+  ): Promise<SearchAnswer> {
+    const where = {
+      equals: { bucket_name: frame.bucketName, video_id: frame.videoId, timestamp: frame.timestamp },
+      in: { kind: ['frame', 'image'] },
+    };
+    if ((await this.deps.imageStore.count(where)) === 0) {
+      throw new FrameNotFoundError(frame.bucketName, frame.videoId, frame.timestamp);
+    }
+    const self = momentKey({
+      bucket_name: frame.bucketName,
+      video_id: frame.videoId,
+      kind: 'frame',
+      timestamp: frame.timestamp,
+    });
+    return this.byImage(query, await render(), self);
+  }
+
+  /** CLIP mode: the text vector against the image vectors too, fused by rank with the description ranking. */
+  private async fuseWithImages(
+    query: SearchQuery,
+    vector: Float32Array,
+    ranked: Array<[string, { metadata: Record<string, MetadataValue>; score: number }]>,
+  ): Promise<Array<[string, { metadata: Record<string, MetadataValue>; score: number }]>> {
+    const byKey = new Map(ranked);
+    const imageKeys: string[] = [];
+    for (const kind of query.kinds) {
+      if (kind === 'summary') continue;
+      const hits = await this.deps.imageStore.search(
+        vector,
+        candidatesFor(query),
+        vectorFilterFor(query.filters, kind),
+      );
+      for (const hit of hits.sort((a, b) => b.score - a.score)) {
+        const key = momentKey(hit.metadata);
+        imageKeys.push(key);
+        if (!byKey.has(key)) byKey.set(key, { metadata: hit.metadata, score: 0 });
+      }
+    }
+    const fused = fuseByRank([ranked.map(([key]) => key), imageKeys]);
+    return [...fused.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([key, score]) => [key, { metadata: byKey.get(key)!.metadata, score }]);
+  }
+
+  /** min_score, collapse, group_by_video and top_k over candidates best first. */
+  private finish(query: SearchQuery, ranked: Array<{ metadata: Record<string, MetadataValue>; score: number }>) {
+    const hits: RankedHit[] = ranked
+      .filter((c) => query.minScore === undefined || c.score >= query.minScore)
+      .map((c) => ({ hit: toHit(c.metadata, c.score, this.deps.basePath), step: samplingStep(c.metadata) }));
+    let answer = query.collapse ? collapseRuns(hits) : hits.map((h) => h.hit);
+    if (query.groupByVideo) answer = bestPerVideo(answer);
+    return answer.slice(0, query.topK);
+  }
+}
