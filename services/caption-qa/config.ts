@@ -123,6 +123,9 @@ const schema = Joi.object({
   })
   .and('CAPTION_QA_S3_ACCESS_KEY_ID', 'CAPTION_QA_S3_SECRET_ACCESS_KEY');
 
+/** What caption-qa reads from the environment, and the prefixes it owns (LLM_* shared with alert-dispatch). */
+export const captionQaSettings = { schema, prefixes: OWNED_PREFIXES };
+
 const MB = 1024 * 1024;
 
 /** Weaviate collection names are capitalised class names: `caption_qa` → `CaptionQa`. */

@@ -6,7 +6,7 @@ import { createLogger, type Logger } from '../lib/log/index.js';
 import { createObjectStore } from '../lib/storage/index.js';
 import { createVectorStore, type VectorStore } from '../lib/vectors/index.js';
 import { createApp } from './app.js';
-import { loadCaptionQaConfig, type CaptionQaVectorConfig } from './config.js';
+import { loadCaptionQaConfig, type CaptionQaConfig, type CaptionQaVectorConfig } from './config.js';
 import { KeptFrames } from './frames/kept-frames.js';
 import { RetentionSweeper } from './frames/retention.js';
 import { SourceRegistry } from './sources/known-sources.js';
@@ -40,7 +40,11 @@ function openVectors(config: CaptionQaVectorConfig, table: string, dimension: nu
  * CAPTION_QA_HOST:CAPTION_QA_PORT.
  */
 export async function startCaptionQa(env: NodeJS.ProcessEnv, logger?: Logger): Promise<RunningCaptionQa> {
-  const config = loadCaptionQaConfig(env);
+  return startCaptionQaFrom(loadCaptionQaConfig(env), logger);
+}
+
+/** Starts the service from its validated configuration, as startCaptionQa. */
+export async function startCaptionQaFrom(config: CaptionQaConfig, logger?: Logger): Promise<RunningCaptionQa> {
   const { platform } = config;
   const log = logger ?? createLogger({ service: 'caption-qa', level: platform.logLevel, json: platform.logJson });
   const wanted: string[] = [DEFAULT_MODEL_NAMES.imageEmbedder, DEFAULT_MODEL_NAMES.textEmbedder];
