@@ -1,13 +1,14 @@
 import Koa from 'koa';
 import Router from '@koa/router';
-import { koaBody } from 'koa-body';
 import type { Logger } from '../log/index.js';
+import { byteSize } from './body-limits.js';
 import { docsRouter } from './docs.js';
 import type Joi from 'joi';
 import { roundMs } from './duration.js';
 import { HttpError, type ErrorMapping, type ErrorStyle, type ValidationIssue } from './errors.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { buildOpenApi, type ApiInfo } from './openapi.js';
+import { contentCoding, readJsonBody, type JsonBodyLimits } from './request-body.js';
 import { assignRequestId } from './request-id.js';
 import { reportResponseErrors } from './response-errors.js';
 import type { RouteContext, RouteSpec } from './route.js';
@@ -25,8 +26,8 @@ export interface HttpAppOptions {
   routes: RouteSpec[];
   /** Prefix of every route path, e.g. `/v1/dataprep`. */
   basePath?: string;
-  /** Largest JSON body accepted (koa-body syntax, e.g. '1mb'). */
-  jsonLimit?: string;
+  /** Largest JSON body accepted, as sent and once decoded: bytes, or text such as '1mb' (default 1 MiB). */
+  jsonLimit?: string | number;
 }
 
 /** A service's Koa app, its OpenAPI document and its metrics registry. */
@@ -90,14 +91,21 @@ function checkPart(
   }
 }
 
-function routeMiddleware(route: RouteSpec, jsonLimit: string, appMapError?: ErrorMapping): Koa.Middleware[] {
+function routeMiddleware(route: RouteSpec, json: JsonBodyLimits, appMapError?: ErrorMapping): Koa.Middleware[] {
   const req = route.request ?? {};
   const mapError = route.mapError ?? appMapError;
   const chain: Koa.Middleware[] = [];
   if (req.body) {
-    chain.push(
-      koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit }) as unknown as Koa.Middleware,
-    );
+    chain.push(async (ctx, next) => {
+      (ctx.request as any).body = await readJsonBody(ctx, json);
+      return next();
+    });
+  } else if (req.multipart) {
+    // Multipart routes stream the raw body themselves: a compressed one would only reach them as a malformed form.
+    chain.push((ctx, next) => {
+      contentCoding(ctx.req, []);
+      return next();
+    });
   }
   // Validation and handler in one plain (non-async) middleware: koa-compose turns a synchronous throw into a
   // rejection, and each extra async layer costs microtask turns per request.
@@ -157,13 +165,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.silent = true;
   reportResponseErrors(app, options.logger, metrics.registry);
 
+  const json: JsonBodyLimits = {
+    maxBytes: byteSize(options.jsonLimit ?? '1mb'),
+  };
   const router = new Router({ prefix: basePath || undefined });
   for (const route of options.routes) {
-    router.register(
-      route.path,
-      [route.method.toUpperCase()],
-      routeMiddleware(route, options.jsonLimit ?? '1mb', options.mapError),
-    );
+    router.register(route.path, [route.method.toUpperCase()], routeMiddleware(route, json, options.mapError));
   }
   const ops = docsRouter(options.info.title, openapi);
   ops.get('/metrics', async (ctx) => {

@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import zlib from 'node:zlib';
+import Joi from 'joi';
+import { createLogger } from '../log/index.js';
+import { createHttpApp, defineRoute, HttpError, listen, statusMessageStyle, type RunningServer } from './index.js';
+
+const logger = createLogger({ service: 'test', level: 'error', json: true });
+const MIB = 1024 * 1024;
+
+const routes = [
+  defineRoute({
+    method: 'post',
+    path: '/echo',
+    summary: 'Echoes a JSON body',
+    request: { body: Joi.object({ name: Joi.string().required() }).unknown(true) },
+    responses: { 200: { description: 'the body' } },
+    handler: (ctx) => {
+      ctx.body = ctx.state.body;
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/upload',
+    summary: 'Refuses every upload before reading it',
+    request: { multipart: Joi.object({ file: Joi.any() }) },
+    responses: { 400: { description: 'always' } },
+    handler: () => {
+      throw new HttpError(400, 'Unsupported media type');
+    },
+  }),
+];
+
+/** `count` gzip members of `member` MiB of zeros each: about 1 KiB sent per MiB inflated. */
+function gzipBomb(count: number, member = 64): Buffer {
+  const one = zlib.gzipSync(Buffer.alloc(member * MIB), { level: 9 });
+  return Buffer.concat(Array.from({ length: count }, () => one));
+}
+
+describe('JSON request bodies', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    const { app } = createHttpApp({
+      info: { title: 'Test API', version: '1.0.0' },
+      service: 'test',
+      logger,
+      errors: statusMessageStyle('internal'),
+      routes,
+      jsonLimit: '4mb',
+    });
+    server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'test' });
+  });
+  afterAll(() => server.close());
+
+  const post = (body: string | Buffer, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: new Uint8Array(Buffer.from(body)),
+    });
+
+  const expectError = async (res: Response, status: number, message: RegExp) => {
+    expect(res.status).toBe(status);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = await res.json();
+    expect(body).toEqual({ status: 'error', message: expect.stringMatching(message) });
+  };
+
+  it('decodes gzip, deflate and br bodies', async () => {
+    const json = JSON.stringify({ name: 'compressed' });
+    for (const [coding, bytes] of [
+      ['gzip', zlib.gzipSync(json)],
+      ['deflate', zlib.deflateSync(json)],
+      ['br', zlib.brotliCompressSync(json)],
+    ] as const) {
+      const res = await post(bytes, { 'content-encoding': coding });
+      expect([coding, res.status]).toEqual([coding, 200]);
+      expect(await res.json()).toEqual({ name: 'compressed' });
+    }
+  });
+
+  it('answers 400 for a body that does not decode, 415 for an unknown coding', async () => {
+    for (const coding of ['gzip', 'deflate', 'br']) {
+      await expectError(await post('{"name":"x"}', { 'content-encoding': coding }), 400, /could not be decoded/);
+    }
+    await expectError(await post('{"name":"x"}', { 'content-encoding': 'compress' }), 415, /Content-Encoding/);
+  });
+
+  it('holds the limit to the decoded size: a 1 GiB gzip bomb is a 413 and inflates no further than the limit', async () => {
+    const bomb = gzipBomb(16);
+    expect(bomb.length).toBeLessThan(2 * MIB);
+    const before = process.memoryUsage();
+    let peak = before.rss;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 1);
+    try {
+      await expectError(
+        await post(bomb, { 'content-encoding': 'gzip' }),
+        413,
+        /larger than 4194304 bytes once decoded/,
+      );
+    } finally {
+      clearInterval(sampler);
+    }
+    // Inflating the whole bomb would hold 1 GiB; stopping at the 4 MiB limit holds a few MiB.
+    expect(peak - before.rss).toBeLessThan(256 * MIB);
+  });
+
+  it('refuses other media types and charsets (415), invalid UTF-8, scalars and prototype keys (400)', async () => {
+    await expectError(await post('{"name":"x"}', { 'content-type': 'text/plain' }), 415, /must be JSON/);
+    await expectError(await post('{"name":"x"}', { 'content-type': 'application/json; charset=latin1' }), 415, /UTF-8/);
+    await expectError(await post(Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d])), 400, /UTF-8/);
+    await expectError(await post('"just a string"'), 400, /Invalid JSON/);
+    await expectError(await post('{"name":"x","__proto__":{"admin":true}}'), 400, /Invalid JSON/);
+    await expectError(await post('{"name":'), 400, /Invalid JSON/);
+    await expectError(await post('x'.repeat(5 * MIB)), 413, /larger than 4194304 bytes/);
+  });
+});
+
