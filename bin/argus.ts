@@ -3,16 +3,24 @@
  * The `argus` command line: `up` (every service embedded in one process), `serve <service>`, `models import`,
  * `operator` and `worker` (cluster mode).
  */
-import { ConfigError, loadConfig, platformEnvSchema, toPlatformConfig } from '../services/lib/config/index.js';
-import type { PlatformConfig } from '../services/lib/config/index.js';
+import { parseArgs } from 'node:util';
 import Joi from 'joi';
-import { onShutdownSignal } from '../services/lib/http/index.js';
-import { defaultModels, importDefaultModels, multiPoseModel } from '../services/lib/inference/import/index.js';
+import {
+  ConfigError,
+  ConfigErrors,
+  loadConfig,
+  loadConfigs,
+  platformEnvSchema,
+  platformSettings,
+  toPlatformConfig,
+} from '../services/lib/config/index.js';
+import type { ConfigPart, PlatformConfig } from '../services/lib/config/index.js';
 import { createLogger } from '../services/lib/log/index.js';
-import { loadOperatorConfig } from '../operator/config.js';
-import { openServiceControlPlane } from '../operator/service-control-plane.js';
+import { loadOperatorConfig, operatorEnvSchema, type OperatorConfig } from '../operator/config.js';
 import type { WorkerStarter } from '../operator/worker-command.js';
 import { SERVICES, type StartedService } from './services.js';
+
+const COMMANDS = ['up', 'serve', 'models', 'operator', 'worker', 'help'];
 
 const USAGE = `usage: argus <command>
 
@@ -23,14 +31,64 @@ const USAGE = `usage: argus <command>
   operator              run the controllers against a Kubernetes API server (leader election, /healthz /readyz /metrics)
   worker ingest --job <namespace>/<name> [--index <i>] [--completions <n>]
                         run one shard of an IngestJob (index defaults to JOB_COMPLETION_INDEX)
+  help, --help, -h      show this text
+
+Settings come from the environment (see README.md); every problem is reported before anything starts.
 `;
+
+/** A command line Argus cannot run: the message says what was wrong (exit 2, with the usage). */
+class UsageError extends Error {}
+
+/** The positionals of `args`, refusing any flag that `flags` does not name. */
+function parse(args: string[], flags: Record<string, { type: 'boolean' }> = {}) {
+  try {
+    return parseArgs({ args, options: flags, strict: true, allowPositionals: true });
+  } catch (error) {
+    // node's messages name the flag ("Unknown option '--x'"); the advice after them is about scripts, not argus.
+    const message = String((error as Error).message).split('. ')[0];
+    throw new UsageError(message.charAt(0).toLowerCase() + message.slice(1));
+  }
+}
+
+/** `what` must be one of `valid`; otherwise the usage error names it and lists them. */
+function oneOf(kind: string, what: string | undefined, valid: string[]): string {
+  if (what !== undefined && valid.includes(what)) return what;
+  const given = what === undefined ? `a ${kind} is needed` : `unknown ${kind} '${what}'`;
+  throw new UsageError(`${given}; one of: ${valid.join(', ')}`);
+}
 
 function platform(): PlatformConfig {
   return toPlatformConfig(loadConfig('argus', Joi.object(platformEnvSchema), process.env));
 }
 
+/**
+ * The platform's, the embedded operator's and every named service's settings, all validated before anything starts
+ * (ConfigErrors lists every problem of every one); unknown ARGUS_* and service names are judged across them.
+ */
+async function configure(names: string[]) {
+  const entries = await Promise.all(names.map((name) => SERVICES[name]()));
+  const parts: ConfigPart[] = [
+    {
+      name: 'argus',
+      settings: platformSettings,
+      load: (env) => toPlatformConfig(loadConfig('argus', platformSettings.schema, env, platformSettings.prefixes)),
+    },
+    { name: 'operator', settings: { schema: Joi.object(operatorEnvSchema), prefixes: [] }, load: loadOperatorConfig },
+    ...names.map((name, i) => ({ name, settings: entries[i].settings, load: entries[i].loadConfig })),
+  ];
+  const [cfg, operatorConfig, ...configs] = loadConfigs(process.env, parts);
+  return {
+    cfg: cfg as PlatformConfig,
+    operatorConfig: operatorConfig as OperatorConfig,
+    services: names.map((name, i) => ({ name, entry: entries[i], config: configs[i] })),
+  };
+}
+
 async function serve(names: string[]): Promise<void> {
-  const cfg = platform();
+  const { cfg, operatorConfig, services } = await configure(names);
+  // Loaded once the configuration is valid: help, usage and configuration errors answer at once.
+  const { onShutdownSignal } = await import('../services/lib/http/index.js');
+  const { openServiceControlPlane } = await import('../operator/service-control-plane.js');
   const logger = createLogger({ service: 'argus', level: cfg.logLevel, json: cfg.logJson });
   // One control plane per process, opened before the services (they create and register on it).
   const plane = await openServiceControlPlane({
@@ -38,7 +96,7 @@ async function serve(names: string[]): Promise<void> {
     namespace: cfg.namespace,
     dataDir: cfg.dataDir,
     logger: createLogger({ service: 'operator', level: cfg.logLevel, json: cfg.logJson }),
-    config: loadOperatorConfig(process.env),
+    config: operatorConfig,
   });
   const started: StartedService[] = [];
   // One deadline for every service, from the signal: they stop side by side.
@@ -54,10 +112,11 @@ async function serve(names: string[]): Promise<void> {
     },
     cfg.shutdownGraceMs,
   );
-  for (const name of names) {
-    const start = await SERVICES[name]();
+  for (const { name, entry, config } of services) {
     const serviceLogger = createLogger({ service: name, level: cfg.logLevel, json: cfg.logJson });
-    started.push(await start(process.env, serviceLogger, plane.controlPlane));
+    started.push(
+      await entry.start(config, { env: process.env, logger: serviceLogger, controlPlane: plane.controlPlane }),
+    );
   }
   // Controllers start once every service registered its workers, so no workload waits for a missing one.
   await plane.startControllers();
@@ -76,6 +135,7 @@ async function operator(): Promise<void> {
   // Loaded only here: the embedded commands never pay for the Kubernetes client.
   const { startOperator } = await import('../operator/main.js');
   const running = await startOperator(process.env, logger);
+  const { onShutdownSignal } = await import('../services/lib/http/index.js');
   onShutdownSignal(logger, () => running.close(), cfg.shutdownGraceMs);
 }
 
@@ -103,31 +163,63 @@ async function worker(args: string[]): Promise<void> {
   process.exit(0);
 }
 
+async function importModels(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, { force: { type: 'boolean' } });
+  noPositionals(positionals);
+  const cfg = platform();
+  const logger = createLogger({ service: 'argus', level: cfg.logLevel, json: cfg.logJson });
+  const { defaultModels, importDefaultModels, multiPoseModel } =
+    await import('../services/lib/inference/import/index.js');
+  // Every model a service uses, so that a machine can be prepared before it goes offline.
+  const models = [...defaultModels, multiPoseModel];
+  const imported = await importDefaultModels(cfg.modelsDir, {
+    force: values.force === true,
+    log: (m) => logger.info(m),
+    models,
+  });
+  logger.info('models ready', { dir: cfg.modelsDir, models: models.map((m) => m.name), imported });
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  if (command === 'up') return serve(Object.keys(SERVICES));
-  if (command === 'serve' && rest.length === 1 && rest[0] in SERVICES) return serve(rest);
-  if (command === 'operator' && rest.length === 0) return operator();
-  if (command === 'worker') return worker(rest);
-  if (command === 'models' && rest[0] === 'import') {
-    const cfg = platform();
-    const logger = createLogger({ service: 'argus', level: cfg.logLevel, json: cfg.logJson });
-    // Every model a service uses, so that a machine can be prepared before it goes offline.
-    const models = [...defaultModels, multiPoseModel];
-    const imported = await importDefaultModels(cfg.modelsDir, {
-      force: rest.includes('--force'),
-      log: (m) => logger.info(m),
-      models,
-    });
-    logger.info('models ready', { dir: cfg.modelsDir, models: models.map((m) => m.name), imported });
+  if (command === 'help' || argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(USAGE);
     return;
   }
-  process.stderr.write(USAGE);
-  process.exitCode = 2;
+  switch (oneOf('command', command, COMMANDS)) {
+    case 'up':
+      noPositionals(parse(rest).positionals);
+      return serve(Object.keys(SERVICES));
+    case 'serve': {
+      const { positionals } = parse(rest);
+      const name = oneOf('service', positionals[0], Object.keys(SERVICES));
+      noPositionals(positionals.slice(1));
+      return serve([name]);
+    }
+    case 'models': {
+      const [sub, ...args] = rest;
+      oneOf('models command', sub, ['import']);
+      return importModels(args);
+    }
+    case 'operator':
+      noPositionals(parse(rest).positionals);
+      return operator();
+    case 'worker':
+      return worker(rest);
+  }
+}
+
+/** Arguments a command does not take are refused, never ignored. */
+function noPositionals(extra: string[]): void {
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+  if (err instanceof UsageError) {
+    process.stderr.write(`argus: ${err.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (err instanceof ConfigError || err instanceof ConfigErrors) process.stderr.write(`${err.message}\n`);
   else process.stderr.write(`argus: ${err?.message ?? err}\n`);
   process.exit(1);
 });

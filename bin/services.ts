@@ -1,4 +1,5 @@
 import type { ServiceControlPlane } from '../operator/ports/index.js';
+import type { SettingsScope } from '../services/lib/config/index.js';
 import type { StopOptions } from '../services/lib/http/index.js';
 import type { Logger } from '../services/lib/log/index.js';
 
@@ -8,13 +9,55 @@ export interface StartedService {
   close(options?: StopOptions): Promise<void>;
 }
 
-/** Starts a service from the environment, logging through `logger`, on the process's one control plane. */
-type Starter = (env: NodeJS.ProcessEnv, logger: Logger, controlPlane: ServiceControlPlane) => Promise<StartedService>;
+/** What a service is started with besides its configuration. */
+export interface StartContext {
+  /** The whole environment (alert-dispatch fills `${NAME}` in its MCP file from it). */
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  /** The process's one control plane (services without resources ignore it). */
+  controlPlane: ServiceControlPlane;
+}
 
-/** Services `argus up` starts, in order. Each module is loaded only when its service is started. */
-export const SERVICES: Record<string, () => Promise<Starter>> = {
-  dataprep: async () => (await import('../services/dataprep/main.js')).startDataprep,
-  'alert-dispatch': async () => (await import('../services/alert-dispatch/main.js')).startAlertDispatch,
+/**
+ * One service of the registry: its configuration is loaded (and refused) apart from starting it, so that `argus up`
+ * validates every service before any of them listens.
+ */
+export interface ServiceEntry<C = any> {
+  /** The variables the service reads and the prefixes it owns. */
+  settings: SettingsScope;
+  /** Validates the service's variables; throws ConfigError listing every problem, starts nothing. */
+  loadConfig(env: NodeJS.ProcessEnv): C;
+  start(config: C, context: StartContext): Promise<StartedService>;
+}
+
+/** Services `argus up` starts, in order. Each module is loaded only when its service is named. */
+export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
+  dataprep: async () => {
+    const { dataprepSettings, loadDataprepConfig } = await import('../services/dataprep/config.js');
+    const { startDataprepFrom } = await import('../services/dataprep/main.js');
+    return {
+      settings: dataprepSettings,
+      loadConfig: loadDataprepConfig,
+      start: (config, { logger, controlPlane }) => startDataprepFrom(config, logger, controlPlane),
+    };
+  },
+  'alert-dispatch': async () => {
+    const { alertDispatchSettings, loadAlertDispatchConfig } = await import('../services/alert-dispatch/config.js');
+    const { startAlertDispatchFrom } = await import('../services/alert-dispatch/main.js');
+    return {
+      settings: alertDispatchSettings,
+      loadConfig: loadAlertDispatchConfig,
+      start: (config, { env, logger }) => startAlertDispatchFrom(config, env, logger),
+    };
+  },
   // Ignores the control plane: every analysis is answered within its request.
-  'frame-analysis': async () => (await import('../services/frame-analysis/main.js')).startFrameAnalysis,
+  'frame-analysis': async () => {
+    const { frameAnalysisSettings, loadFrameAnalysisConfig } = await import('../services/frame-analysis/config.js');
+    const { startFrameAnalysisFrom } = await import('../services/frame-analysis/main.js');
+    return {
+      settings: frameAnalysisSettings,
+      loadConfig: loadFrameAnalysisConfig,
+      start: (config, { logger }) => startFrameAnalysisFrom(config, logger),
+    };
+  },
 };

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import Joi from 'joi';
 import { envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
-import type { PlatformConfig } from '../lib/config/index.js';
+import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
 import { AllowList, envAllowList } from '../lib/outbound/index.js';
 
 /** Validated settings of the alert dispatch service. */
@@ -65,6 +65,9 @@ const schema = Joi.object({
   ALERT_QUEUE_LENGTH: Joi.number().integer().min(0).max(100_000).default(128),
   ALERT_DRAIN_GRACE_MS: Joi.number().integer().min(0).max(600_000).default(5000),
 });
+
+/** What alert-dispatch reads from the environment, and the prefixes it owns. */
+export const alertDispatchSettings: SettingsScope = { schema, prefixes: OWNED_PREFIXES };
 
 /** Reads the service's settings from `env` (the only place process.env reaches); throws ConfigError listing every problem. */
 export function loadAlertDispatchConfig(env: NodeJS.ProcessEnv): AlertDispatchConfig {

@@ -2,7 +2,7 @@ import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { listen, type StopOptions } from '../lib/http/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
 import { API_BASE_PATH, createApp } from './app.js';
-import { loadAlertDispatchConfig } from './config.js';
+import { loadAlertDispatchConfig, type AlertDispatchConfig } from './config.js';
 import { ToolAgent } from './dispatch/agent.js';
 import { DedupStore } from './dispatch/dedup.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
@@ -36,7 +36,15 @@ export async function startAlertDispatch(
   logger?: Logger,
   _controlPlane?: ServiceControlPlane,
 ): Promise<RunningAlertDispatch> {
-  const config = loadAlertDispatchConfig(env);
+  return startAlertDispatchFrom(loadAlertDispatchConfig(env), env, logger);
+}
+
+/** Starts the service from its validated configuration, as startAlertDispatch; `env` fills `${NAME}` in the MCP file. */
+export async function startAlertDispatchFrom(
+  config: AlertDispatchConfig,
+  env: NodeJS.ProcessEnv,
+  logger?: Logger,
+): Promise<RunningAlertDispatch> {
   const log =
     logger ??
     createLogger({ service: 'alert-dispatch', level: config.platform.logLevel, json: config.platform.logJson });

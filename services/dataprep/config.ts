@@ -4,7 +4,7 @@ import { INGEST_MAX_ITEMS } from '../../operator/api/index.js';
 import { MAX_DECODABLE_PIXELS } from '../lib/media/index.js';
 import type { ObjectStoreConfig } from '../lib/storage/index.js';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
-import type { PlatformConfig } from '../lib/config/index.js';
+import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
 import { AllowList, envAllowList } from '../lib/outbound/index.js';
 import { bucketName } from './bucket-name.js';
 import type { FrameLimits } from './frames/frame-service.js';
@@ -19,6 +19,8 @@ export const dataprepEnvSchema = Joi.object({
   MM_DATAPREP_HOST: Joi.string().default('127.0.0.1'),
   MM_DATAPREP_HOST_PORT: envPort().default(6007),
   MM_DATAPREP_ALLOW_DUPLICATE_UPLOADS: envBoolean().default(false),
+  // Longer than the longest processing run: an unfinished claim older than this was left by a crash (README).
+  MM_DATAPREP_DUPLICATE_CLAIM_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(604_800).default(3600),
   // Used by the batch endpoints and their IngestJobs (control-plane issue), like the two ingest roots below.
   // A batch is one IngestJob, whose items and results must fit one API object (etcd bounds its size): the resource
   // API caps items at INGEST_MAX_ITEMS, and this setting may only lower that.
@@ -70,6 +72,9 @@ export const dataprepEnvSchema = Joi.object({
   .with('MM_DATAPREP_S3_SESSION_TOKEN', ['MM_DATAPREP_S3_ACCESS_KEY_ID'])
   .with('MM_DATAPREP_INGEST_DATA_ROOT_HOST', ['MM_DATAPREP_INGEST_DATA_ROOT']);
 
+/** What dataprep reads from the environment; MM_DATAPREP_* is its own. */
+export const dataprepSettings: SettingsScope = { schema: dataprepEnvSchema, prefixes: ['MM_DATAPREP_'] };
+
 /** Where media is stored. */
 export type DataprepStorageConfig = ObjectStoreConfig;
 
@@ -94,6 +99,8 @@ export interface DataprepConfig {
   host: string;
   port: number;
   allowDuplicateUploads: boolean;
+  /** A duplicate-policy claim still unfinished after this long may be taken over (its run crashed). */
+  duplicateClaimTimeoutMs: number;
   batchMaxItems: number;
   telemetryMaxRecords: number;
   ingestDataRoot?: string;
@@ -128,7 +135,7 @@ export interface DataprepConfig {
  * Unknown MM_DATAPREP_* variables and every invalid value are reported together in one ConfigError.
  */
 export function loadDataprepConfig(env: NodeJS.ProcessEnv): DataprepConfig {
-  const v = loadConfig<Record<string, any>>('dataprep', dataprepEnvSchema, env, ['MM_DATAPREP_']);
+  const v = loadConfig<Record<string, any>>('dataprep', dataprepSettings.schema, env, dataprepSettings.prefixes);
   const platform = toPlatformConfig(v);
   const dataDir = path.resolve(v.MM_DATAPREP_DATA_DIR ?? path.join(platform.dataDir, 'dataprep'));
   const storage: DataprepStorageConfig =
@@ -166,6 +173,7 @@ export function loadDataprepConfig(env: NodeJS.ProcessEnv): DataprepConfig {
     host: v.MM_DATAPREP_HOST,
     port: v.MM_DATAPREP_HOST_PORT,
     allowDuplicateUploads: v.MM_DATAPREP_ALLOW_DUPLICATE_UPLOADS,
+    duplicateClaimTimeoutMs: v.MM_DATAPREP_DUPLICATE_CLAIM_TIMEOUT_SECONDS * 1000,
     batchMaxItems: v.MM_DATAPREP_BATCH_MAX_ITEMS,
     telemetryMaxRecords: v.MM_DATAPREP_TELEMETRY_MAX_RECORDS,
     ingestDataRoot: v.MM_DATAPREP_INGEST_DATA_ROOT && path.resolve(v.MM_DATAPREP_INGEST_DATA_ROOT),

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
-import type { PlatformConfig } from '../lib/config/index.js';
+import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
 import { multiPoseModel } from '../lib/inference/import/index.js';
 
 /** The pattern library shipped with the service. */
@@ -71,6 +71,9 @@ const schema = Joi.object({
   VLM_BREAKER_FAILURES: Joi.number().integer().min(1).max(100).default(3),
   VLM_BREAKER_OPEN_MS: Joi.number().integer().min(0).max(3_600_000).default(30_000),
 });
+
+/** What frame-analysis reads from the environment, and the prefixes it owns. */
+export const frameAnalysisSettings: SettingsScope = { schema, prefixes: OWNED_PREFIXES };
 
 /** Form fields are small: 64 KiB covers them many times over. */
 const FIELDS_ALLOWANCE = 64 * 1024;

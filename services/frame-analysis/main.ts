@@ -3,7 +3,7 @@ import { importDefaultModels, multiPoseModel } from '../lib/inference/import/ind
 import { loadMultiPoseEstimator } from '../lib/inference/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
 import { createApp } from './app.js';
-import { loadFrameAnalysisConfig } from './config.js';
+import { loadFrameAnalysisConfig, type FrameAnalysisConfig } from './config.js';
 import { loadPatternLibrary } from './patterns/pattern-library.js';
 import { VlmConfirmer } from './vlm/vlm-confirmer.js';
 
@@ -19,7 +19,14 @@ export interface RunningFrameAnalysis {
  * its session, listens. close() lets in-flight analyses finish, then releases the session.
  */
 export async function startFrameAnalysis(env: NodeJS.ProcessEnv, logger?: Logger): Promise<RunningFrameAnalysis> {
-  const config = loadFrameAnalysisConfig(env);
+  return startFrameAnalysisFrom(loadFrameAnalysisConfig(env), logger);
+}
+
+/** Starts the service from its validated configuration, as startFrameAnalysis. */
+export async function startFrameAnalysisFrom(
+  config: FrameAnalysisConfig,
+  logger?: Logger,
+): Promise<RunningFrameAnalysis> {
   const { platform } = config;
   const log = logger ?? createLogger({ service: 'frame-analysis', level: platform.logLevel, json: platform.logJson });
   const patterns = await loadPatternLibrary(config.patternsFile);

@@ -1,4 +1,7 @@
 export { loadConfig, ConfigError } from './load-config.js';
 export { envBoolean, envPort, envList } from './env-types.js';
-export { platformEnvSchema, toPlatformConfig } from './platform.js';
+export { platformEnvSchema, platformSettings, toPlatformConfig } from './platform.js';
+export type { SettingsScope } from './settings-scope.js';
+export { ConfigErrors, loadConfigs } from './load-configs.js';
+export type { ConfigPart } from './load-configs.js';
 export type { PlatformConfig } from './platform.js';

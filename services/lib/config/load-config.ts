@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { settingNames } from './settings-scope.js';
 
 /** Raised when the environment does not satisfy a service's schema; `problems` lists every one of them. */
 export class ConfigError extends Error {
@@ -22,7 +23,7 @@ export function loadConfig<T>(
   env: Record<string, string | undefined>,
   prefixes: string[] = [],
 ): T {
-  const known = new Set(Object.keys(schema.describe().keys ?? {}));
+  const known = new Set(settingNames(schema));
   const owned: Record<string, string> = {};
   const problems: string[] = [];
   for (const [name, value] of Object.entries(env)) {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
+import type { SettingsScope } from './settings-scope.js';
 
 /**
  * Settings every Argus process shares (data and model directories, inference runtime, logging). Service config
@@ -33,6 +34,9 @@ export const platformEnvSchema = {
     .max(63)
     .description("Namespace of the resources services create (default: the pod's namespace, else default)"),
 };
+
+/** The platform's settings: every ARGUS_* name is the platform's, so a typo there (ARGUS_DATA_DRI) is refused. */
+export const platformSettings: SettingsScope = { schema: Joi.object(platformEnvSchema), prefixes: ['ARGUS_'] };
 
 /** The shared settings after validation, paths made absolute. */
 export interface PlatformConfig {
