@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../log/index.js';
-import { byteSize } from './body-limits.js';
+import { byteSize, DEFAULT_JSON_MAX_DEPTH } from './body-limits.js';
 import { docsRouter } from './docs.js';
 import type Joi from 'joi';
 import { roundMs } from './duration.js';
@@ -28,6 +28,8 @@ export interface HttpAppOptions {
   basePath?: string;
   /** Largest JSON body accepted, as sent and once decoded: bytes, or text such as '1mb' (default 1 MiB). */
   jsonLimit?: string | number;
+  /** Deepest nesting of objects and arrays in a JSON body (default DEFAULT_JSON_MAX_DEPTH, 32). */
+  jsonMaxDepth?: number;
 }
 
 /** A service's Koa app, its OpenAPI document and its metrics registry. */
@@ -167,6 +169,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   const json: JsonBodyLimits = {
     maxBytes: byteSize(options.jsonLimit ?? '1mb'),
+    maxDepth: options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH,
   };
   const router = new Router({ prefix: basePath || undefined });
   for (const route of options.routes) {

@@ -1,3 +1,6 @@
+/** The deepest nesting of objects and arrays a JSON body may have (the body itself is level 1). */
+export const DEFAULT_JSON_MAX_DEPTH = 32;
+
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
 
 /** Bytes of a size given as a number or as text such as `'1mb'`, `'512kb'`, `'2048b'` (1 kb = 1024 b). */

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import zlib from 'node:zlib';
 import Joi from 'joi';
 import { createLogger } from '../log/index.js';
+import { DEFAULT_JSON_MAX_DEPTH } from './body-limits.js';
+import { exceedsJsonDepth } from './json-depth.js';
 import { createHttpApp, defineRoute, HttpError, listen, statusMessageStyle, type RunningServer } from './index.js';
 
 const logger = createLogger({ service: 'test', level: 'error', json: true });
@@ -35,6 +37,9 @@ function gzipBomb(count: number, member = 64): Buffer {
   const one = zlib.gzipSync(Buffer.alloc(member * MIB), { level: 9 });
   return Buffer.concat(Array.from({ length: count }, () => one));
 }
+
+/** A JSON object nested `depth` levels deep. */
+const nested = (depth: number) => '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
 
 describe('JSON request bodies', () => {
   let server: RunningServer;
@@ -102,6 +107,20 @@ describe('JSON request bodies', () => {
     }
     // Inflating the whole bomb would hold 1 GiB; stopping at the 4 MiB limit holds a few MiB.
     expect(peak - before.rss).toBeLessThan(256 * MIB);
+  });
+
+  it('refuses bodies nested deeper than the limit before parsing them', async () => {
+    expect((await post(`{"name":"x","m":${nested(DEFAULT_JSON_MAX_DEPTH - 1)}}`)).status).toBe(200);
+    await expectError(await post(`{"name":"x","m":${nested(DEFAULT_JSON_MAX_DEPTH)}}`), 400, /deeper than 32 levels/);
+    await expectError(await post(`{"name":"x","m":${nested(10_000)}}`), 400, /deeper than 32 levels/);
+    await expectError(await post(`{"name":"x","m":${'['.repeat(100_000)}`), 400, /deeper than 32 levels/);
+  });
+
+  it('counts brackets outside strings only, escapes included', () => {
+    expect(exceedsJsonDepth('{"a":"[[[[{{{{"}', 2)).toBe(false);
+    expect(exceedsJsonDepth('{"a":"\\"[[[[","b":[[]]}', 3)).toBe(false);
+    expect(exceedsJsonDepth('{"a":"\\\\","b":[[[]]]}', 3)).toBe(true);
+    expect(exceedsJsonDepth('{"unterminated', 0)).toBe(true);
   });
 
   it('refuses other media types and charsets (415), invalid UTF-8, scalars and prototype keys (400)', async () => {

@@ -4,6 +4,8 @@ import zlib from 'node:zlib';
 import { parse as parseJson } from '@hapi/bourne';
 import type Koa from 'koa';
 import { HttpError } from './errors.js';
+import { exceedsJsonDepth } from './json-depth.js';
+import { RequestValidationError } from './validation.js';
 
 /** The content codings a JSON body may arrive in (`Content-Encoding`), each with its decoder. */
 const DECODERS: Record<string, () => Transform> = {
@@ -17,6 +19,8 @@ const DECODERS: Record<string, () => Transform> = {
 export interface JsonBodyLimits {
   /** Largest body in bytes, as sent and once decoded. */
   maxBytes: number;
+  /** Deepest nesting of objects and arrays. */
+  maxDepth: number;
 }
 
 /** The content coding of `req`'s body (lower case), undefined for none; 415 for anything but one known coding. */
@@ -110,7 +114,8 @@ const OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
 /**
  * The JSON body of a request, undefined when there is none. Refused: a declared body whose media type is not JSON
  * (415), a charset other than UTF-8 (415), an unknown content coding (415), a body over the limit as sent or decoded
- * (413), one that does not decode, is not UTF-8, is not a JSON object or array, or carries a prototype key (400).
+ * (413), one that does not decode, is not UTF-8, is not a JSON object or array, or carries a prototype key (400), and
+ * one nested deeper than `maxDepth` (the service's validation status), before it is parsed.
  */
 export async function readJsonBody(ctx: Koa.Context, limits: JsonBodyLimits): Promise<unknown> {
   const { req } = ctx;
@@ -131,6 +136,11 @@ export async function readJsonBody(ctx: Koa.Context, limits: JsonBodyLimits): Pr
   }
   if (text.length === 0) return undefined;
   if (!OBJECT_OR_ARRAY.test(text)) throw new HttpError(400, 'Invalid JSON body: expected an object or an array');
+  if (exceedsJsonDepth(text, limits.maxDepth)) {
+    throw new RequestValidationError([
+      { loc: ['body'], msg: `JSON nested deeper than ${limits.maxDepth} levels`, type: 'json.depth' },
+    ]);
+  }
   try {
     return parseJson(text, { protoAction: 'error' });
   } catch {
