@@ -28,7 +28,7 @@ export interface MultipartFilesOptions {
  * Resolves with what each call returned, in order. 400 when the body is not multipart or malformed, holds no such
  * file, or (`beyondMax: 'refuse'`) more than `maxFiles`. When a `handle` call fails or `signal` aborts (the client
  * went away, the server stops), reading stops — the request is unpiped and paused, the parser destroyed with the abort
- * reason, which fails the file stream `handle` reads; the caller answers with `Connection: close` — and the promise
+ * reason, which fails the file stream `handle` reads; the HTTP kit settles the unread rest — and the promise
  * rejects with the first failure once the running call is done.
  */
 export function multipartFiles<T>(

@@ -109,14 +109,8 @@ export function uploadBatchRoute(services: DataprepServices): RouteSpec {
       const signal = clientGone(ctx);
       const stored: string[] = [];
       try {
-        let uploads: StoredUpload[];
-        try {
-          uploads = await storeFiles(services, ctx, bucket, stored, signal);
-        } catch (error) {
-          // The rest of the body was not read: close the connection after answering instead of draining it.
-          ctx.set('Connection', 'close');
-          throw error;
-        }
+        // A refusal leaves the rest of the body unread: the HTTP kit drops it (or closes gracefully) after answering.
+        const uploads = await storeFiles(services, ctx, bucket, stored, signal);
         await assertNoDuplicates(services, uploads);
         const job = await services.jobs.create({
           source: 'upload_batch',

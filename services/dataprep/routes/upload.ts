@@ -62,9 +62,7 @@ async function receiveUpload(
       return { media, type, local };
     } catch (error) {
       if (error instanceof ObjectTooLargeError) {
-        throw new HttpError(413, `File too large: the limit is ${Math.floor(maxBytes / (1024 * 1024))} MB`, {
-          Connection: 'close',
-        });
+        throw new HttpError(413, `File too large: the limit is ${Math.floor(maxBytes / (1024 * 1024))} MB`);
       }
       throw error;
     }
@@ -75,14 +73,8 @@ async function receiveUpload(
 async function storeAndProcess(services: DataprepServices, ctx: RouteContext, signal: AbortSignal): Promise<void> {
   const q = ctx.state.query;
   const bucket = resolveTargetBucket(services, q.bucket_name);
-  let upload: ReceivedUpload;
-  try {
-    upload = await receiveUpload(services, ctx, bucket, signal);
-  } catch (error) {
-    // The rest of the body was not read: close the connection after answering instead of draining it.
-    ctx.set('Connection', 'close');
-    throw error;
-  }
+  // A refusal leaves the rest of the body unread: the HTTP kit drops it (or closes gracefully) after answering.
+  const upload = await receiveUpload(services, ctx, bucket, signal);
   try {
     const { result } = await services.processing.process({
       source: `${services.basePath}/media/upload`,

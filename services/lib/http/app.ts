@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../log/index.js';
-import { byteSize, DEFAULT_JSON_MAX_DEPTH } from './body-limits.js';
+import { byteSize, DEFAULT_DISCARD_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from './body-limits.js';
 import { docsRouter } from './docs.js';
 import type Joi from 'joi';
 import { roundMs } from './duration.js';
@@ -12,6 +12,7 @@ import { contentCoding, readJsonBody, type JsonBodyLimits } from './request-body
 import { assignRequestId } from './request-id.js';
 import { reportResponseErrors } from './response-errors.js';
 import type { RouteContext, RouteSpec } from './route.js';
+import { settleUnreadBody } from './unread-body.js';
 import { RequestValidationError, validatePart } from './validation.js';
 
 /** Everything a service hands to the kit to become a Koa app. */
@@ -30,6 +31,11 @@ export interface HttpAppOptions {
   jsonLimit?: string | number;
   /** Deepest nesting of objects and arrays in a JSON body (default DEFAULT_JSON_MAX_DEPTH, 32). */
   jsonMaxDepth?: number;
+  /**
+   * Unread body bytes dropped before an answer that did not need them, keeping the connection open; longer bodies
+   * are answered at once and the connection closed (default DEFAULT_DISCARD_LIMIT_BYTES, 16 MiB).
+   */
+  discardLimit?: number;
 }
 
 /** A service's Koa app, its OpenAPI document and its metrics registry. */
@@ -135,7 +141,13 @@ const OPS_PATH = /^\/(?:metrics|openapi\.json|docs|redoc)/i;
  * operations and docs router for their path prefixes, else the API routes; errors (and unmatched paths) answered in
  * the service's style; then the metrics observation and the access log line, with the final status.
  */
-function requestEnvelope(logger: Logger, style: ErrorStyle, metrics: HttpMetrics, ops: Koa.Middleware): Koa.Middleware {
+function requestEnvelope(
+  logger: Logger,
+  style: ErrorStyle,
+  metrics: HttpMetrics,
+  ops: Koa.Middleware,
+  discardLimit: number,
+): Koa.Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     assignRequestId(ctx);
@@ -147,6 +159,7 @@ function requestEnvelope(logger: Logger, style: ErrorStyle, metrics: HttpMetrics
     } catch (err) {
       renderError(ctx, err, logger, style);
     }
+    await settleUnreadBody(ctx, discardLimit);
     const ms = performance.now() - started;
     metrics.observe(ctx, ms / 1000);
     // winston formats a line even when its level is filtered out: skip the work on the hot path.
@@ -182,7 +195,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
   const opsRoutes = ops.routes() as unknown as Koa.Middleware;
 
-  app.use(requestEnvelope(options.logger, options.errors, metrics, opsRoutes));
+  const discardLimit = options.discardLimit ?? DEFAULT_DISCARD_LIMIT_BYTES;
+  app.use(requestEnvelope(options.logger, options.errors, metrics, opsRoutes, discardLimit));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return { app, openapi, metrics };

@@ -1,6 +1,16 @@
 /** The deepest nesting of objects and arrays a JSON body may have (the body itself is level 1). */
 export const DEFAULT_JSON_MAX_DEPTH = 32;
 
+/**
+ * How much of an unread request body is read and thrown away before an answer that does not need it (an early
+ * rejection), so that the connection stays usable and the client is not reset while it is still sending. A longer
+ * body is answered at once and the connection closed after the answer (see unread-body.ts).
+ */
+export const DEFAULT_DISCARD_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/** How long a connection closed after an early answer keeps reading (and dropping) what the client still sends. */
+export const LINGER_MS = 10_000;
+
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
 
 /** Bytes of a size given as a number or as text such as `'1mb'`, `'512kb'`, `'2048b'` (1 kb = 1024 b). */

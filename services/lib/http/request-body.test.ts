@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import http from 'node:http';
+import net from 'node:net';
 import zlib from 'node:zlib';
 import Joi from 'joi';
 import { createLogger } from '../log/index.js';
-import { DEFAULT_JSON_MAX_DEPTH } from './body-limits.js';
+import { DEFAULT_DISCARD_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from './body-limits.js';
 import { exceedsJsonDepth } from './json-depth.js';
 import { createHttpApp, defineRoute, HttpError, listen, statusMessageStyle, type RunningServer } from './index.js';
 
@@ -134,3 +136,109 @@ describe('JSON request bodies', () => {
   });
 });
 
+/**
+ * Sends a request of `bodyBytes` bytes over a raw socket, writing the whole body before reading anything (as a simple
+ * client does), and resolves with everything the server sent; rejects when writing fails (a reset).
+ */
+function sendWholeBodyThenRead(url: string, path: string, bodyBytes: number): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1');
+    const received: Buffer[] = [];
+    socket.pause();
+    socket.on('error', reject);
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.on('end', () => {
+      socket.destroy();
+      resolve(Buffer.concat(received).toString());
+    });
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=x\r\n` +
+        `Content-Length: ${bodyBytes}\r\n\r\n`,
+    );
+    const piece = Buffer.alloc(256 * 1024, 0x61);
+    let left = bodyBytes;
+    const writeMore = () => {
+      while (left > 0) {
+        const part = piece.subarray(0, Math.min(piece.length, left));
+        left -= part.length;
+        if (!socket.write(part)) {
+          socket.once('drain', writeMore);
+          return;
+        }
+      }
+      socket.resume();
+    };
+    writeMore();
+  });
+}
+
+describe('early rejection of a body still being sent', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    const { app } = createHttpApp({
+      info: { title: 'Test API', version: '1.0.0' },
+      service: 'test',
+      logger,
+      errors: statusMessageStyle('internal'),
+      routes,
+    });
+    server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'test' });
+  });
+  afterAll(() => server.close());
+
+  const form = (bytes: number) => {
+    const body = new FormData();
+    body.append('file', new Blob([new Uint8Array(bytes)]), 'clip.mkv');
+    return body;
+  };
+
+  it('reads a body within the discard limit to its end, answers, and keeps the connection', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets = new Set<unknown>();
+    const send = () =>
+      new Promise<{ status: number; body: string; connection?: string }>((resolve, reject) => {
+        const req = http.request(`${server.url}/upload`, {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'multipart/form-data; boundary=x', 'content-length': 8 * MIB },
+        });
+        req.on('socket', (socket) => sockets.add(socket));
+        req.on('response', (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body, connection: res.headers.connection }));
+        });
+        req.on('error', reject);
+        req.end(Buffer.alloc(8 * MIB, 0x61));
+      });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const answer = await send();
+        expect(answer.status).toBe(400);
+        expect(JSON.parse(answer.body)).toEqual({ status: 'error', message: 'Unsupported media type' });
+        expect(answer.connection).toBe('keep-alive');
+      }
+      expect(sockets.size).toBe(1);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('answers fetch, never a reset, for bodies past the discard limit (5 tries)', async () => {
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${server.url}/upload`, { method: 'POST', body: form(3 * DEFAULT_DISCARD_LIMIT_BYTES) });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('connection')).toBe('close');
+      expect(await res.json()).toEqual({ status: 'error', message: 'Unsupported media type' });
+    }
+  });
+
+  it('lets a client that reads only after sending everything see the answer', async () => {
+    const answer = await sendWholeBodyThenRead(server.url, '/upload', 2 * DEFAULT_DISCARD_LIMIT_BYTES + MIB);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+    expect(answer).toContain('{"status":"error","message":"Unsupported media type"}');
+  });
+});

@@ -72,8 +72,7 @@ export function readRequestBody(req: IncomingMessage, maxBytes: number): Promise
       }
       if (error === undefined) resolve(Buffer.concat(chunks, decoded));
       else {
-        // The rest of the body is dropped, so that the connection can carry the next request.
-        req.resume();
+        req.pause();
         reject(error);
       }
     };
