@@ -153,8 +153,9 @@ function requestEnvelope(
     assignRequestId(ctx);
     try {
       await (OPS_PATH.test(ctx.path) ? ops(ctx, next) : next());
-      if (ctx.status === 404 && ctx.body === undefined && ctx.respond !== false) {
-        throw new HttpError(404, 'Not Found');
+      // Unmatched paths (404) and the router's 405 (with Allow) and 501 come without a body: Koa would answer text.
+      if (ctx.status >= 400 && ctx.body == null && ctx.respond !== false) {
+        throw new HttpError(ctx.status, ctx.message);
       }
     } catch (err) {
       renderError(ctx, err, logger, style);

@@ -136,6 +136,35 @@ describe('JSON request bodies', () => {
   });
 });
 
+describe('errors outside the routes', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    const { app } = createHttpApp({
+      info: { title: 'Test API', version: '1.0.0' },
+      service: 'test',
+      logger,
+      errors: statusMessageStyle('internal'),
+      routes,
+      basePath: '/v1/test',
+    });
+    server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'test' });
+  });
+  afterAll(() => server.close());
+
+  it('answers 405 with Allow, 404 and 501 in the service style, never text/plain', async () => {
+    const wrongMethod = await fetch(`${server.url}/v1/test/echo`, { method: 'DELETE' });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('POST');
+    expect(await wrongMethod.json()).toEqual({ status: 'error', message: 'Method Not Allowed' });
+    const unknown = await fetch(`${server.url}/v1/test/nowhere`, { method: 'POST' });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ status: 'error', message: 'Not Found' });
+    const notImplemented = await fetch(`${server.url}/v1/test/echo`, { method: 'PROPFIND' });
+    expect(notImplemented.status).toBe(501);
+    expect(await notImplemented.json()).toEqual({ status: 'error', message: 'Not Implemented' });
+  });
+});
+
 /**
  * Sends a request of `bodyBytes` bytes over a raw socket, writing the whole body before reading anything (as a simple
  * client does), and resolves with everything the server sent; rejects when writing fails (a reset).
