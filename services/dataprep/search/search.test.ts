@@ -275,6 +275,18 @@ describe('POST /search', () => {
     expect(res.body).toEqual({ status: 'error', message: expect.stringContaining(named) });
   });
 
+  it('finds media stored before descriptions existed by image at once, and by text after POST /media/process', async () => {
+    const id = photoIds.get('motorcycle_left.png')!;
+    // As a video ingested before this feature: image vectors, no description.
+    await h.descriptionStore.delete({ equals: { bucket_name: BUCKET, video_id: id } });
+    expect(await hits({ query: 'a motorcycle', video_ids: [id] })).toEqual([]);
+    const byImage = await hits({ image_base64: await base64Of('motorcycle_left.png'), video_ids: [id], top_k: 1 });
+    expect(byImage.map((hit) => hit.video_id)).toEqual([id]);
+    expect((await postJson(`${h.base}/media/process`, { bucket_name: BUCKET, video_id: id })).status).toBe(201);
+    const byText = await hits({ query: 'a motorcycle', video_ids: [id], top_k: 1 });
+    expect(byText.map((hit) => hit.video_id)).toEqual([id]);
+  });
+
   it('keeps descriptions with their video: deleting it removes them', async () => {
     const res = await postJson(`${h.base}/media/ingest`, {
       type: 'image_base64',
