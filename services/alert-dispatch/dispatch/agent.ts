@@ -1,14 +1,11 @@
+import { ChatCompletionsClient, LlmError, type ChatAnswer, type LlmConfig } from '../../lib/llm/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import type { DispatchTool } from '../tools/tool.js';
 import { alertSummary } from '../tools/tool.js';
 import type { ActionRequest } from './types.js';
 
-/** Where and how to reach an OpenAI-compatible chat completions endpoint. */
-export interface AgentOptions {
-  baseUrl: string;
-  model: string;
-  apiKey?: string;
-  timeoutMs: number;
+/** Where and how to reach the OpenAI-compatible chat-completions endpoint, and where the agent logs. */
+export interface AgentOptions extends LlmConfig {
   logger: Logger;
 }
 
@@ -26,14 +23,6 @@ export class AgentUnavailable extends Error {
   }
 }
 
-/** The reason the model call's own time-out aborts it with. */
-class AgentTimeout extends Error {}
-
-/** Why a signal was aborted, as text. */
-function reasonText(signal: AbortSignal): string {
-  return signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? 'aborted');
-}
-
 const SYSTEM_PROMPT =
   'You are the action dispatcher of a video-analytics alerting system. Given an alert, call the functions that ' +
   'should handle it. Call each function at most once. Only the functions offered may be called. When unsure, ' +
@@ -47,7 +36,11 @@ const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * Every failure — time-out, HTTP error, an answer without usable tool calls — throws AgentUnavailable.
  */
 export class ToolAgent {
-  constructor(private readonly options: AgentOptions) {}
+  private readonly client: ChatCompletionsClient;
+
+  constructor(private readonly options: AgentOptions) {
+    this.client = new ChatCompletionsClient(options);
+  }
 
   /**
    * Asks the model which of `candidates` to run for `request`; returns at least one tool or throws. `signal` (the
@@ -61,69 +54,34 @@ export class ToolAgent {
   ): Promise<ChosenTool[]> {
     const offered = candidates.filter((t) => FUNCTION_NAME.test(t.name));
     if (offered.length === 0) throw new AgentUnavailable('no tool can be offered to the model');
-    const body = {
-      model: this.options.model,
-      temperature: 0,
-      tool_choice: 'auto',
-      messages: [
-        { role: 'system', content: SYSTEM_PROMPT },
-        { role: 'user', content: JSON.stringify({ alert: alertSummary(request, snapshotPath) }) },
-      ],
-      tools: offered.map((t) => ({
-        type: 'function',
-        function: { name: t.name, description: t.description, parameters: t.parameters },
-      })),
-    };
-    const url = `${this.options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
-    if (signal?.aborted) throw new AgentUnavailable(`language model call not made: ${reasonText(signal)}`);
-    // One controller for the time-out and the shutdown, its listener removed after the call: the shutdown signal
-    // lives as long as the process.
-    const call = new AbortController();
-    const timer = setTimeout(() => call.abort(new AgentTimeout()), this.options.timeoutMs);
-    const onShutdown = () => call.abort(signal!.reason);
-    signal?.addEventListener('abort', onShutdown, { once: true });
-    let answer: any;
+    let answer: ChatAnswer;
     try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+      answer = await this.client.answer(
+        {
+          temperature: 0,
+          messages: [
+            { role: 'system', content: SYSTEM_PROMPT },
+            { role: 'user', content: JSON.stringify({ alert: alertSummary(request, snapshotPath) }) },
+          ],
+          tools: offered.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
         },
-        body: JSON.stringify(body),
-        signal: call.signal,
-      });
-      if (!res.ok) {
-        await res.body?.cancel();
-        throw new AgentUnavailable(`language model answered HTTP ${res.status}`);
-      }
-      answer = await res.json();
+        signal,
+      );
     } catch (err) {
-      if (err instanceof AgentUnavailable) throw err;
-      if (call.signal.reason instanceof AgentTimeout) {
-        throw new AgentUnavailable(`language model timed out after ${this.options.timeoutMs} ms`);
-      }
-      if (signal?.aborted) throw new AgentUnavailable(`language model call aborted: ${reasonText(signal)}`);
-      throw new AgentUnavailable(`language model unreachable or answer unreadable: ${(err as Error).message}`);
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onShutdown);
+      throw new AgentUnavailable(`language model call failed: ${err instanceof LlmError ? err.message : String(err)}`);
     }
     return this.parse(answer, new Set(offered.map((t) => t.name)));
   }
 
-  private parse(answer: any, allowed: Set<string>): ChosenTool[] {
-    const calls = answer?.choices?.[0]?.message?.tool_calls;
-    if (!Array.isArray(calls)) throw new AgentUnavailable('answer has no tool_calls');
+  private parse(answer: ChatAnswer, allowed: Set<string>): ChosenTool[] {
+    if (!answer.toolCalls) throw new AgentUnavailable('answer has no tool_calls');
     const chosen = new Map<string, ChosenTool>();
-    for (const call of calls) {
-      const name = call?.function?.name;
-      if (typeof name !== 'string' || !allowed.has(name)) {
-        this.options.logger.warn('agent chose a tool it was not offered', { tool: String(name) });
+    for (const { name, arguments: raw } of answer.toolCalls) {
+      if (!allowed.has(name)) {
+        this.options.logger.warn('agent chose a tool it was not offered', { tool: name });
         continue;
       }
       let args: Record<string, unknown> = {};
-      const raw = call.function.arguments;
       if (typeof raw === 'string' && raw.trim()) {
         try {
           const parsed = JSON.parse(raw);

@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { ChatCompletionsClient, LlmError, type ChatRequest } from '../../lib/llm/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import type { VlmConfig } from '../config.js';
 import { CircuitBreaker, type Clock } from './circuit-breaker.js';
@@ -40,10 +41,8 @@ function pick<T>(items: T[], max: number): T[] {
   return Array.from({ length: max }, (_, i) => items[Math.round((i * (items.length - 1)) / (max - 1))]);
 }
 
-/** Reads the verdict out of a chat completion; the model may wrap its JSON in a code fence. */
-function parseVerdict(answer: any): VlmVerdict {
-  const content = answer?.choices?.[0]?.message?.content;
-  if (typeof content !== 'string') throw new VlmFailure('the model answered without text');
+/** Reads the verdict out of the model's text; the model may wrap its JSON in a code fence. */
+function parseVerdict(content: string): VlmVerdict {
   const json = /\{[\s\S]*\}/.exec(content)?.[0];
   let parsed: any;
   try {
@@ -66,7 +65,7 @@ function parseVerdict(answer: any): VlmVerdict {
  */
 export class VlmConfirmer {
   private readonly breaker: CircuitBreaker;
-  private readonly url: string;
+  private readonly client: ChatCompletionsClient;
 
   constructor(
     private readonly config: VlmConfig,
@@ -74,7 +73,7 @@ export class VlmConfirmer {
     clock?: Clock,
   ) {
     this.breaker = new CircuitBreaker(config.breakerFailures, config.breakerOpenMs, clock);
-    this.url = `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    this.client = new ChatCompletionsClient(config);
   }
 
   /** The model name, for health. */
@@ -124,9 +123,8 @@ export class VlmConfirmer {
           .toBuffer(),
       ),
     );
-    const body = {
-      model: this.config.model,
-      max_tokens: this.config.maxTokens,
+    const question: ChatRequest = {
+      maxTokens: this.config.maxTokens,
       temperature: this.config.temperature,
       messages: [
         { role: 'system', content: SYSTEM_PROMPT },
@@ -140,34 +138,33 @@ export class VlmConfirmer {
                 `Pose analysis: ${request.evidence}.\nDo the frames show this behaviour?`,
             },
             ...images.map((jpeg) => ({
-              type: 'image_url',
+              type: 'image_url' as const,
               image_url: { url: `data:image/jpeg;base64,${jpeg.toString('base64')}` },
             })),
           ],
         },
       ],
     };
-    const timeout = AbortSignal.timeout(this.config.timeoutMs);
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
-    let response: Response;
+    let content: string;
     try {
-      response = await fetch(this.url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(body),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
-      if (!response.ok) {
-        await response.body?.cancel();
-        throw new VlmFailure(`the VLM answered HTTP ${response.status}`);
-      }
-      return parseVerdict(await response.json().catch(() => undefined));
+      content = await this.client.complete(question, signal);
     } catch (error) {
-      if (timeout.aborted && !signal?.aborted) {
-        throw new VlmFailure(`no answer within ${this.config.timeoutMs} ms`);
-      }
-      throw error;
+      throw error instanceof LlmError ? new VlmFailure(this.failureReason(error)) : error;
+    }
+    return parseVerdict(content);
+  }
+
+  /** Why the call failed, in the words `vlm_reasoning` has always used. */
+  private failureReason(error: LlmError): string {
+    switch (error.kind) {
+      case 'status':
+        return `the VLM answered HTTP ${error.status}`;
+      case 'timeout':
+        return `no answer within ${this.config.timeoutMs} ms`;
+      case 'protocol':
+        return 'the model answered without text';
+      default:
+        return 'the VLM could not be reached';
     }
   }
 }

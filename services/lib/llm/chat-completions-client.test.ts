@@ -69,6 +69,18 @@ describe('complete()', () => {
     });
   });
 
+  it('answer(): offers tools with tool_choice auto and returns the function calls the model made', async () => {
+    fake.behaviour = { kind: 'tool_calls', calls: [{ name: 'log_alert', arguments: '{"level":"high"}' }] };
+    const parameters = { type: 'object', properties: { level: { type: 'string' } } };
+    await expect(
+      client.answer({ ...question, tools: [{ name: 'log_alert', description: 'Log it', parameters }] }),
+    ).resolves.toEqual({ content: null, toolCalls: [{ name: 'log_alert', arguments: '{"level":"high"}' }] });
+    expect(fake.requests[0].body).toMatchObject({
+      tool_choice: 'auto',
+      tools: [{ type: 'function', function: { name: 'log_alert', description: 'Log it', parameters } }],
+    });
+  });
+
   it('throws protocol on an answer without message content', async () => {
     fake.behaviour = { kind: 'raw', body: { choices: [{ message: { role: 'assistant' } }] } };
     await expect(client.complete(question)).rejects.toMatchObject({ kind: 'protocol' });

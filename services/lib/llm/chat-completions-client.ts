@@ -1,5 +1,5 @@
 import { CallScope } from './call-scope.js';
-import type { ChatRequest } from './chat-request.js';
+import type { ChatAnswer, ChatRequest, ChatTool, ChatToolCall } from './chat-request.js';
 import type { LlmConfig } from './llm-config.js';
 import { LlmError } from './llm-error.js';
 import { SseDataDecoder } from './sse-data-decoder.js';
@@ -26,20 +26,30 @@ export class ChatCompletionsClient {
 
   /** Whole answer (stream: false). */
   async complete(request: ChatRequest, signal?: AbortSignal): Promise<string> {
+    const { content } = await this.answer(request, signal);
+    if (typeof content !== 'string') throw new LlmError('protocol', 'the LLM answer has no message content');
+    return content;
+  }
+
+  /** The whole assistant message (stream: false): text and function calls, for requests that offer `tools`. */
+  async answer(request: ChatRequest, signal?: AbortSignal): Promise<ChatAnswer> {
     const scope = new CallScope(this.config.timeoutMs, signal);
     try {
       const response = await this.post(request, false, scope);
       const text = await scope.guard(response.text(), 'answer');
-      let answer: any;
+      let body: any;
       try {
-        answer = JSON.parse(text);
+        body = JSON.parse(text);
       } catch {
         throw new LlmError('protocol', 'the LLM answer is not JSON');
       }
-      if (answer?.error) throw new LlmError('protocol', `the LLM reported an error: ${this.upstreamMessage(answer)}`);
-      const content = answer?.choices?.[0]?.message?.content;
-      if (typeof content !== 'string') throw new LlmError('protocol', 'the LLM answer has no message content');
-      return content;
+      if (body?.error) throw new LlmError('protocol', `the LLM reported an error: ${this.upstreamMessage(body)}`);
+      const message = body?.choices?.[0]?.message;
+      if (!message || typeof message !== 'object') throw new LlmError('protocol', 'the LLM answer has no message');
+      return {
+        content: typeof message.content === 'string' ? message.content : null,
+        toolCalls: Array.isArray(message.tool_calls) ? toolCalls(message.tool_calls) : undefined,
+      };
     } finally {
       scope.close();
     }
@@ -90,6 +100,7 @@ export class ChatCompletionsClient {
       stream,
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.tools ? { tools: request.tools.map(functionTool), tool_choice: 'auto' } : {}),
     };
     const response = await scope.guard(
       fetch(this.url, { method: 'POST', headers, body: JSON.stringify(body), signal: scope.signal }),
@@ -168,4 +179,19 @@ function parseOr(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** A tool as the chat-completions API takes it. */
+function functionTool(tool: ChatTool): unknown {
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
+}
+
+/** The function calls of an answer; entries without a function name are not calls. */
+function toolCalls(raw: unknown[]): ChatToolCall[] {
+  return raw.flatMap((call: any) =>
+    typeof call?.function?.name === 'string' ? [{ name: call.function.name, arguments: call.function.arguments }] : [],
+  );
 }

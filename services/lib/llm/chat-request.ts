@@ -7,9 +7,30 @@ export interface ChatMessage {
   content: string | ChatContentPart[];
 }
 
+/** A function the model may call (OpenAI function calling); `parameters` is a JSON schema. */
+export interface ChatTool {
+  name: string;
+  description?: string;
+  parameters: Record<string, unknown>;
+}
+
 /** What to ask the model; the client adds the model name and the stream flag. */
 export interface ChatRequest {
   messages: ChatMessage[];
   maxTokens?: number;
   temperature?: number;
+  /** Functions offered with `tool_choice: auto`; their calls come back from `answer()`. */
+  tools?: ChatTool[];
+}
+
+/** A function call the model made: its arguments as it sent them (a JSON string; an object from lenient servers). */
+export interface ChatToolCall {
+  name: string;
+  arguments: unknown;
+}
+
+/** The assistant message of a whole answer: its text and the function calls it made (undefined when none). */
+export interface ChatAnswer {
+  content: string | null;
+  toolCalls?: ChatToolCall[];
 }

@@ -1,5 +1,5 @@
 export { ChatCompletionsClient } from './chat-completions-client.js';
-export type { ChatContentPart, ChatMessage, ChatRequest } from './chat-request.js';
+export type { ChatAnswer, ChatContentPart, ChatMessage, ChatRequest, ChatTool, ChatToolCall } from './chat-request.js';
 export { llmConfigFrom, llmEnvSchema } from './llm-config.js';
 export type { LlmConfig } from './llm-config.js';
 export { LlmError } from './llm-error.js';
