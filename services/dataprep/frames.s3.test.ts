@@ -14,6 +14,7 @@ describeFrameRoutes({
     return new S3ObjectStore({ ...s3.storeConfig, endpoint: proxy.url });
   },
   proxy: () => proxy!,
+  s3Config: () => ({ ...s3!.storeConfig, endpoint: proxy!.url }),
   async stop() {
     await proxy?.close();
     await s3?.stop();

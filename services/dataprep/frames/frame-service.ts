@@ -66,8 +66,11 @@ export class FrameTimeoutError extends Error {
 const MAX_JPEG_BYTES = 16 * 1024 * 1024;
 /** Probe results kept (small: a few numbers per media item). */
 const PROBE_ENTRIES = 1000;
-/** Words in ffmpeg's stderr that mean the storage behind a URL failed, not the media. */
-const REMOTE_FAILURE = /Connection refused|Connection timed out|Server returned 5\d\d|Input\/output error|Network is/i;
+/**
+ * Words in ffmpeg's stderr that mean the storage behind a URL failed, not the media: no connection, or an HTTP error
+ * answer (ffmpeg writes `Server returned 5XX Server Error reply`, `Server returned 403 Forbidden (access denied)`).
+ */
+const REMOTE_FAILURE = /Connection refused|Connection timed out|Server returned|Input\/output error|Network is/i;
 
 const etagOf = (jpeg: Buffer) => `"${createHash('sha256').update(jpeg).digest('base64url').slice(0, 32)}"`;
 

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type ErrorMapping, type RouteSpec } from '../../lib/http/index.js';
+import { StorageUnavailableError } from '../../lib/storage/index.js';
 import { mapDataprepError } from '../errors.js';
 import { findFrameMedia } from '../frames/frame-media.js';
 import {
@@ -67,6 +68,15 @@ export function frameRoute(services: DataprepServices): RouteSpec {
       } catch (error) {
         // Nobody reads this answer (the client left) or the server is stopping: no failure worth logging.
         if (signal.aborted) throw new HttpError(503, 'The request ended before the frame was ready');
+        if (error instanceof UndecodableFrameError || error instanceof StorageUnavailableError) {
+          // The answer says only what failed; ffmpeg's words (paths and URLs already cut out) go to the log.
+          services.logger.warn('frame render failed', {
+            requestId: ctx.state.requestId,
+            bucket_name: bucket,
+            video_id: id,
+            error: error instanceof UndecodableFrameError ? error.detail : error.message,
+          });
+        }
         throw error;
       }
       ctx.set('Cache-Control', `max-age=${FRAME_MAX_AGE_SECONDS}`);

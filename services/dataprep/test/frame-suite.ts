@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { fixtureImage, makeCorruptMp4, runFfmpeg, testMediaDir } from '../../../test/support/media.js';
-import type { ObjectStore } from '../../lib/storage/index.js';
+import { S3ObjectStore, type ObjectStore, type S3ObjectStoreConfig } from '../../lib/storage/index.js';
+import { STORAGE_UNAVAILABLE_MESSAGE } from '../errors.js';
 import { IngestRoot } from '../ingest-root/ingest-root.js';
 import { ReferencedMedia } from '../referenced-media.js';
 import { startHarness, type Harness } from './harness.js';
@@ -18,6 +19,8 @@ export interface FrameBackendFixture {
   open(): Promise<ObjectStore>;
   /** The proxy in front of the S3 server (remote backends): holds and counts the media reads of ffmpeg. */
   proxy?: () => StallingProxy;
+  /** The S3 settings of the store (remote backends), to build one that cannot reach its server. */
+  s3Config?: () => S3ObjectStoreConfig;
   stop(): Promise<void>;
 }
 
@@ -114,10 +117,12 @@ export function describeFrameRoutes(backend: FrameBackendFixture): void {
       h = await startHarness(store);
       const colour = await colourVideo(20, 160, 120);
       await putMedia('colour', colour, 'colour.mp4');
-      await putMedia('large', await largeVideo(), 'large.mp4');
       await putMedia('photo', fixtureImage('chelsea.png'), 'chelsea.png');
       await putMedia('corrupt', await makeCorruptMp4(), 'broken.mp4');
-      sizes = { large: (await readFile(await largeVideo())).length };
+      if (backend.proxy) {
+        await putMedia('large', await largeVideo(), 'large.mp4');
+        sizes = { large: (await readFile(await largeVideo())).length };
+      }
     });
 
     afterAll(async () => {
@@ -296,6 +301,28 @@ export function describeFrameRoutes(backend: FrameBackendFixture): void {
           expect(await ffmpegChildren()).toEqual([]);
         } finally {
           proxy().stallPathsContaining = undefined;
+        }
+      });
+
+      it("502 when the S3 server cannot be reached or fails ffmpeg's reads", async () => {
+        const unreachable = new S3ObjectStore({ ...backend.s3Config!(), endpoint: 'http://127.0.0.1:9' });
+        const down = await h.variant({ objectStore: unreachable });
+        const lookup = await fetch(
+          frameUrl({ bucket_name: bucket, video_id: ids.large, t: 1 }, `${down.url}/v1/dataprep`),
+        );
+        expect(lookup.status).toBe(502);
+        expect(await lookup.json()).toEqual({ status: 'error', message: STORAGE_UNAVAILABLE_MESSAGE });
+        // The listing works, the object's GETs answer 503 (a fresh app: nothing of this video is cached or probed).
+        const fresh = await h.variant({});
+        proxy().failPathsContaining = largeObject();
+        try {
+          const res = await fetch(
+            frameUrl({ bucket_name: bucket, video_id: ids.large, t: 2 }, `${fresh.url}/v1/dataprep`),
+          );
+          expect(res.status).toBe(502);
+          expect(await res.json()).toEqual({ status: 'error', message: STORAGE_UNAVAILABLE_MESSAGE });
+        } finally {
+          proxy().failPathsContaining = undefined;
         }
       });
 

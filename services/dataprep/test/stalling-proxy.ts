@@ -12,6 +12,8 @@ export interface StallingProxy {
   url: string;
   /** While set, requests whose path contains it are held (never answered) until their client closes. */
   stallPathsContaining: string | undefined;
+  /** While set, requests whose path contains it are answered 503, as a failing S3 server would. */
+  failPathsContaining: string | undefined;
   /** Resolves with the next request held. */
   nextStall(): Promise<StalledRequest>;
   /** Response body bytes relayed for requests whose path contains `fragment`. */
@@ -35,6 +37,7 @@ export async function startStallingProxy(target: string): Promise<StallingProxy>
   const proxy: StallingProxy = {
     url: '',
     stallPathsContaining: undefined,
+    failPathsContaining: undefined,
     nextStall: () =>
       new Promise((resolve) => {
         const ready = held.shift();
@@ -59,6 +62,10 @@ export async function startStallingProxy(target: string): Promise<StallingProxy>
         waiter(stalled);
         waiter = undefined;
       } else held.push(stalled);
+      return;
+    }
+    if (proxy.failPathsContaining && path.includes(proxy.failPathsContaining)) {
+      res.writeHead(503, { 'content-type': 'application/xml' }).end('<Error><Code>SlowDown</Code></Error>');
       return;
     }
     const forward = http.request(
