@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { malformedSweep, type SweepEndpoint } from '../../test/support/malformed-sweep.js';
+import { listen, type RunningServer } from '../lib/http/index.js';
+import { createLogger } from '../lib/log/index.js';
+import { createApp } from './app.js';
+import { DedupStore } from './dispatch/dedup.js';
+import { Dispatcher } from './dispatch/dispatcher.js';
+import { DispatchQueue } from './dispatch/dispatch-queue.js';
+import { McpManager } from './mcp/mcp-manager.js';
+import { SubscriptionStore } from './subscriptions/subscription-store.js';
+import { logAlertTool } from './tools/log-alert.js';
+import { ToolRegistry } from './tools/registry.js';
+
+const logger = createLogger({ service: 'alert-dispatch-sweep', level: 'error', json: true });
+logger.silent = true;
+
+/** The service's error body: `{detail}`, plus `errors` on validation failures. */
+const isDetailBody = (body: unknown) =>
+  typeof body === 'object' &&
+  body !== null &&
+  typeof (body as { detail?: unknown }).detail === 'string' &&
+  Object.keys(body).every((key) => key === 'detail' || key === 'errors');
+
+/** Every endpoint, with base bodies refused at validation (the sweep never runs a tool). */
+const ENDPOINTS: SweepEndpoint[] = [
+  {
+    method: 'POST',
+    path: '/alerts',
+    allow: ['POST'],
+    body: { json: { alert_type: 'sweep', tools: 'log_alert' } },
+    emptyBodyValid: true,
+  },
+  {
+    method: 'POST',
+    path: '/actions/execute',
+    allow: ['POST'],
+    body: { json: { source_id: 'cam-1', alert_name: 'sweep', consecutive_count: 0 } },
+  },
+  {
+    method: 'POST',
+    path: '/tools/:name/invoke',
+    params: { name: 'log_alert' },
+    allow: ['POST'],
+    body: { json: { arguments: 'not-an-object' } },
+    emptyBodyValid: true,
+  },
+  {
+    method: 'POST',
+    path: '/mcp/tools/:name/invoke',
+    params: { name: 'memory_read' },
+    allow: ['POST'],
+    body: { json: { arguments: 'not-an-object' } },
+  },
+  { method: 'GET', path: '/tools', allow: ['GET', 'HEAD'] },
+  { method: 'POST', path: '/tools/reload', allow: ['POST'] },
+  { method: 'GET', path: '/subscriptions', allow: ['GET', 'HEAD'] },
+  { method: 'GET', path: '/health', allow: ['GET', 'HEAD'] },
+  { method: 'GET', path: '/mcp/status', allow: ['GET', 'HEAD'] },
+  { method: 'GET', path: '/mcp/tools', allow: ['GET', 'HEAD'] },
+  { method: 'POST', path: '/mcp/reload', allow: ['POST'] },
+];
+
+/** A JSON object nested `depth` levels deep. */
+const nested = (depth: number) => '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
+
+describe('alert-dispatch against malformed input', () => {
+  let dir: string;
+  let server: RunningServer;
+  let mcp: McpManager;
+  let api: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'alert-sweep-'));
+    const subsFile = path.join(dir, 'subscriptions.yaml');
+    await writeFile(subsFile, 'subscriptions:\n  - alert_name: intrusion\n    tools: [log_alert]\n');
+    const subscriptions = new SubscriptionStore(subsFile, logger);
+    await subscriptions.reload();
+    mcp = new McpManager({ logger });
+    await mcp.start();
+    const registry = new ToolRegistry([logAlertTool()], mcp);
+    const policy = { timeoutMs: 2000, maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 5 };
+    const dispatcher = new Dispatcher({
+      registry,
+      subscriptions,
+      dedup: new DedupStore(),
+      events: { publish: () => undefined },
+      logger,
+      policy,
+    });
+    const { app } = createApp({
+      logger,
+      dispatcher,
+      intake: new DispatchQueue(dispatcher, { concurrency: 2, maxLength: 16, logger }),
+      registry,
+      subscriptions,
+      agentEnabled: false,
+      mcp,
+      policy,
+    });
+    server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'alert-dispatch-sweep' });
+    api = `${server.url}/api/v1`;
+  });
+  afterAll(async () => {
+    await server.close();
+    await mcp.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const post = (p: string, body: string | Buffer, headers: Record<string, string> = {}) =>
+    fetch(api + p, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: new Uint8Array(Buffer.from(body)),
+    });
+
+  it('answers every malformed request 4xx in {detail}, never 500, never a stack trace', async () => {
+    const report = await malformedSweep({ base: api, endpoints: ENDPOINTS, errorShape: isDetailBody });
+    expect(report.failures).toEqual([]);
+    expect(report.cases).toBeGreaterThan(100);
+  });
+
+  it('decodes a valid gzip alert and answers an undecodable one 400 (was 500)', async () => {
+    const alert = JSON.stringify({ alert_type: 'intrusion', source_id: 'cam-1' });
+    expect((await post('/alerts', zlib.gzipSync(alert), { 'content-encoding': 'gzip' })).status).toBe(202);
+    for (const p of ['/alerts', '/actions/execute']) {
+      const res = await post(p, alert, { 'content-encoding': 'gzip' });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ detail: 'The body could not be decoded (Content-Encoding: gzip)' });
+    }
+  });
+
+  it('refuses metadata nested 10,000 levels deep with 422 before dispatch, on /alerts and for log_alert', async () => {
+    const deep = nested(10_000);
+    const alert = await post('/alerts', `{"alert_type":"intrusion","metadata":${deep}}`);
+    const action = await post(
+      '/actions/execute',
+      `{"source_id":"cam-1","alert_name":"intrusion","tools":["log_alert"],"payloads":[{"kind":"text","encoding":"raw","data_text":"x","metadata":${deep}}]}`,
+    );
+    for (const res of [alert, action]) {
+      expect(res.status).toBe(422);
+      expect(await res.json()).toEqual({
+        detail: 'body: JSON nested deeper than 32 levels',
+        errors: [{ loc: ['body'], msg: 'JSON nested deeper than 32 levels', type: 'json.depth' }],
+      });
+    }
+  });
+
+  it('answers a wrong method 405 with Allow in {detail}', async () => {
+    const res = await fetch(`${api}/alerts`, { method: 'GET' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(await res.json()).toEqual({ detail: 'Method Not Allowed' });
+  });
+});

@@ -1,0 +1,341 @@
+import http from 'node:http';
+import zlib from 'node:zlib';
+
+/** What an endpoint reads: a JSON body (a base body to mutate), a multipart form, or nothing. */
+export type SweepBody =
+  { json: Record<string, unknown> } | { multipart: { fileField: string; fields?: Record<string, string> } } | undefined;
+
+/** One endpoint of a service, as the sweep sends to it. */
+export interface SweepEndpoint {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path under the base URL; `:name` segments are filled from `params`. */
+  path: string;
+  /** A value for each `:name` segment; each is also replaced by hostile values (traversal, null bytes, …). */
+  params?: Record<string, string>;
+  /**
+   * The base body the cases mutate. Choose one the endpoint refuses at validation or lookup (a missing video, an
+   * undecodable image): the sweep must never start real work (model inference, media processing).
+   */
+  body?: SweepBody;
+  /** Every method the path answers (405 answers must list them in Allow). */
+  allow: string[];
+  /** The contract gives every field a default, so an empty JSON body is a valid request: it is not sent. */
+  emptyBodyValid?: boolean;
+}
+
+/** Checks one error answer's body: true when it has the service's error shape. */
+export type ErrorShape = (body: unknown, status: number) => boolean;
+
+/** What the sweep sends to a service. */
+export interface SweepOptions {
+  /** The service's base URL, e.g. `http://127.0.0.1:1234/api/v1` (loopback only). */
+  base: string;
+  endpoints: SweepEndpoint[];
+  errorShape: ErrorShape;
+}
+
+/** A case that was not answered as it must be. */
+export interface SweepFailure {
+  endpoint: string;
+  case: string;
+  status: number;
+  why: string;
+  body: string;
+}
+
+/** Every case sent and the ones that failed. */
+export interface SweepReport {
+  cases: number;
+  failures: SweepFailure[];
+}
+
+/** One malformed request. */
+interface SweepCase {
+  name: string;
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: Buffer;
+  /** A status the answer must have (default: any 4xx). */
+  status?: number;
+  /** Methods an answer's Allow header must name. */
+  allow?: string[];
+}
+
+const MIB = 1024 * 1024;
+
+/** Raw path segments that must never reach a file or object outside its root. */
+const HOSTILE_SEGMENTS = [
+  '%2e%2e',
+  '..%2f..%2f..%2fetc%2fpasswd',
+  '%2e%2e%5c%2e%2e%5cwindows',
+  'a%00b',
+  '%ff%fe',
+  '%252e%252e%252f',
+  'x'.repeat(4096),
+];
+
+/** Markers of a stack trace or an internal path in an answer. */
+const LEAKS = /\bat [^\s]+ \(|node_modules|\/work\/|\/home\/|\/tmp\/|\.ts:\d+|\.js:\d+|Error: /;
+
+let bomb: Buffer | undefined;
+
+/** About 1 MiB of gzip (16 members of 64 MiB of zeros) that inflates to 1 GiB. */
+function gzipBomb(): Buffer {
+  if (!bomb) {
+    const member = zlib.gzipSync(Buffer.alloc(64 * MIB), { level: 9 });
+    bomb = Buffer.concat(Array.from({ length: 16 }, () => member));
+  }
+  return bomb;
+}
+
+const nested = (depth: number) => '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
+
+/** A value of another JSON type than `value`. */
+function wrongType(value: unknown): unknown {
+  if (typeof value === 'string') return 12345;
+  if (typeof value === 'number') return 'not-a-number';
+  if (typeof value === 'boolean') return 'maybe';
+  if (Array.isArray(value)) return { not: 'an array' };
+  if (value && typeof value === 'object') return 'not-an-object';
+  return [];
+}
+
+function fillPath(template: string, params: Record<string, string> = {}, override?: [string, string]): string {
+  return template.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) =>
+    override?.[0] === name ? override[1] : encodeURIComponent(params[name] ?? name),
+  );
+}
+
+/** A multipart body with text fields and one file part (or none). */
+function multipart(fields: Record<string, string>, file?: { field: string; name: string; bytes: Buffer }) {
+  const boundary = 'sweep-boundary-7d1f';
+  const parts: Buffer[] = Object.entries(fields).map(([name, value]) =>
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
+  );
+  if (file) {
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.name}"\r\n` +
+          'Content-Type: application/octet-stream\r\n\r\n',
+      ),
+      file.bytes,
+      Buffer.from('\r\n'),
+    );
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(parts), type: `multipart/form-data; boundary=${boundary}` };
+}
+
+function jsonCases(method: string, path: string, base: Record<string, unknown>, emptyValid: boolean): SweepCase[] {
+  const json = (value: unknown, headers: Record<string, string> = {}) => ({
+    method,
+    path,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)),
+  });
+  const cases: SweepCase[] = [];
+  for (const [field, value] of Object.entries(base)) {
+    cases.push({ name: `wrong type of ${field}`, ...json({ ...base, [field]: wrongType(value) }) });
+    if (typeof value === 'string') {
+      cases.push({ name: `huge string in ${field}`, ...json({ ...base, [field]: 'x'.repeat(MIB) }) });
+      cases.push({ name: `null byte in ${field}`, ...json({ ...base, [field]: `${value}\u0000../x` }) });
+    }
+  }
+  const valid = JSON.stringify(base);
+  const form = multipart({ a: 'b' });
+  cases.push(
+    { name: 'unknown field', ...json({ ...base, zz_unknown_field: { x: 1 } }) },
+    { name: 'deep nesting (10,000 levels)', ...json(`{"zz":${nested(10_000)}}`) },
+    { name: 'deep nesting in the base body', ...json(valid.replace(/^\{/, `{"zz":${nested(100)},`)) },
+    { name: 'empty body', method, path, headers: { 'content-type': 'application/json' }, body: Buffer.alloc(0) },
+    { name: 'empty object', ...json({}) },
+    { name: 'array instead of object', ...json([base]) },
+    { name: 'JSON scalar', ...json('42') },
+    { name: 'not JSON', ...json('this is not json') },
+    { name: 'truncated JSON', ...json(valid.slice(0, Math.max(1, valid.length - 3))) },
+    { name: 'prototype key', ...json(valid.replace(/^\{/, '{"__proto__":{"polluted":true},')) },
+    {
+      name: 'invalid UTF-8',
+      method,
+      path,
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.concat([Buffer.from('{"zz":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]),
+    },
+    {
+      name: 'text/plain content type',
+      method,
+      path,
+      headers: { 'content-type': 'text/plain' },
+      body: Buffer.from(valid),
+      status: 415,
+    },
+    { name: 'form content type', method, path, headers: { 'content-type': form.type }, body: form.body, status: 415 },
+    { name: 'latin1 charset', ...json(valid, { 'content-type': 'application/json; charset=latin1' }), status: 415 },
+    { name: 'bad gzip', ...json(valid, { 'content-encoding': 'gzip' }), status: 400 },
+    { name: 'bad deflate', ...json(valid, { 'content-encoding': 'deflate' }), status: 400 },
+    { name: 'bad br', ...json(valid, { 'content-encoding': 'br' }), status: 400 },
+    { name: 'unknown encoding', ...json(valid, { 'content-encoding': 'compress' }), status: 415 },
+    {
+      name: 'gzip bomb (1 GiB inflated)',
+      method,
+      path,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipBomb(),
+      status: 413,
+    },
+  );
+  return emptyValid ? cases.filter((c) => c.name !== 'empty body' && c.name !== 'empty object') : cases;
+}
+
+function multipartCases(
+  method: string,
+  path: string,
+  spec: { fileField: string; fields?: Record<string, string> },
+): SweepCase[] {
+  const fields = spec.fields ?? {};
+  const text = { field: spec.fileField, name: 'notes.txt', bytes: Buffer.from('plain text, not media\n') };
+  const good = multipart(fields, text);
+  const send = (name: string, type: string | undefined, body: Buffer, headers: Record<string, string> = {}) => ({
+    name,
+    method,
+    path,
+    headers: { ...(type ? { 'content-type': type } : {}), ...headers },
+    body,
+  });
+  const other = (file: typeof text) => {
+    const form = multipart(fields, file);
+    return [form.type, form.body] as const;
+  };
+  return [
+    send('JSON instead of a form', 'application/json', Buffer.from('{"file":"x"}')),
+    send('no content type', undefined, good.body),
+    send('form without boundary', 'multipart/form-data', good.body),
+    send('garbage under a boundary', good.type, Buffer.from('garbage\r\n\r\nmore garbage')),
+    send('truncated form', good.type, good.body.subarray(0, good.body.length - 40)),
+    send('form without parts', good.type, Buffer.from('--sweep-boundary-7d1f--\r\n')),
+    send('file in another field', ...other({ ...text, field: 'zz_other' })),
+    send('unsupported file', good.type, good.body),
+    send('file name with traversal', ...other({ ...text, name: '../../../etc/passwd\u0000.jpg' })),
+    { ...send('compressed form', good.type, zlib.gzipSync(good.body), { 'content-encoding': 'gzip' }), status: 415 },
+  ];
+}
+
+function endpointCases(endpoint: SweepEndpoint): SweepCase[] {
+  const path = fillPath(endpoint.path, endpoint.params);
+  const cases: SweepCase[] = [];
+  const wrongMethod = ['PUT', 'PATCH', 'DELETE', 'POST', 'GET'].find((m) => !endpoint.allow.includes(m));
+  if (wrongMethod) {
+    cases.push({ name: `wrong method ${wrongMethod}`, method: wrongMethod, path, status: 405, allow: endpoint.allow });
+  }
+  for (const name of Object.keys(endpoint.params ?? {})) {
+    for (const segment of HOSTILE_SEGMENTS) {
+      cases.push({
+        name: `hostile :${name} ${segment.slice(0, 32)}`,
+        method: endpoint.method,
+        path: fillPath(endpoint.path, endpoint.params, [name, segment]),
+        ...(endpoint.body && 'json' in endpoint.body
+          ? { headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(endpoint.body.json)) }
+          : {}),
+      });
+    }
+  }
+  if (endpoint.body && 'json' in endpoint.body)
+    cases.push(...jsonCases(endpoint.method, path, endpoint.body.json, endpoint.emptyBodyValid ?? false));
+  if (endpoint.body && 'multipart' in endpoint.body) {
+    cases.push(...multipartCases(endpoint.method, path, endpoint.body.multipart));
+  }
+  return cases;
+}
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+function send(agent: http.Agent, url: URL, c: SweepCase): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      agent,
+      host: url.hostname,
+      port: url.port,
+      method: c.method,
+      path: url.pathname.replace(/\/$/, '') + c.path,
+      headers: { ...c.headers, 'content-length': String(c.body?.length ?? 0) },
+    });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(c.body);
+  });
+}
+
+/** Why an answer breaks the rules, or undefined when it keeps them. */
+function judge(c: SweepCase, answer: Answer, errorShape: ErrorShape): string | undefined {
+  if (answer.status >= 500) return 'server error';
+  if (answer.status < 400) return 'accepted';
+  if (c.status !== undefined && answer.status !== c.status) return `expected ${c.status}`;
+  if (LEAKS.test(answer.body)) return 'leaks a stack trace or an internal path';
+  if (!/^application\/json/.test(answer.headers['content-type'] ?? '')) return 'error answer is not JSON';
+  let body: unknown;
+  try {
+    body = JSON.parse(answer.body);
+  } catch {
+    return 'error answer is not JSON';
+  }
+  if (!errorShape(body, answer.status)) return "error answer is not in the service's shape";
+  if (c.allow) {
+    const allowed = (answer.headers.allow ?? '').split(/,\s*/);
+    if (!c.allow.every((method) => allowed.includes(method))) return `Allow is "${answer.headers.allow ?? ''}"`;
+  }
+  return undefined;
+}
+
+/**
+ * Sends every malformed-input case to every endpoint of a service, one request at a time over loopback: wrong types,
+ * huge strings, null bytes, unknown fields, deep nesting, empty bodies, non-JSON and truncated JSON, prototype keys,
+ * invalid UTF-8, wrong content types and charsets, undecodable, unknown and bomb content codings, broken multipart,
+ * hostile path parameters, wrong methods. Each must be answered 4xx (some with a given status) in the service's error
+ * shape, as JSON, without a stack trace or an internal path; the report lists every case that was not.
+ */
+export async function malformedSweep(options: SweepOptions): Promise<SweepReport> {
+  const url = new URL(options.base);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error('the sweep targets loopback only');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const report: SweepReport = { cases: 0, failures: [] };
+  try {
+    for (const endpoint of options.endpoints) {
+      for (const c of endpointCases(endpoint)) {
+        report.cases++;
+        const name = `${endpoint.method} ${endpoint.path}`;
+        let answer: Answer;
+        try {
+          answer = await send(agent, url, c);
+        } catch (error) {
+          report.failures.push({ endpoint: name, case: c.name, status: 0, why: String(error), body: '' });
+          continue;
+        }
+        const why = judge(c, answer, options.errorShape);
+        if (why) {
+          report.failures.push({
+            endpoint: name,
+            case: c.name,
+            status: answer.status,
+            why,
+            body: answer.body.slice(0, 300),
+          });
+        }
+      }
+    }
+  } finally {
+    agent.destroy();
+  }
+  return report;
+}
