@@ -198,6 +198,17 @@ export function describeFrameRoutes(backend: FrameBackendFixture): void {
       expect(resized.height).toBe(Math.round((100 * original.height!) / original.width!));
     });
 
+    it('is documented in the OpenAPI document with its parameters and answers', async () => {
+      const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as {
+        paths: Record<string, { get: { parameters: Array<{ name: string }>; responses: Record<string, unknown> } }>;
+      };
+      const get = doc.paths['/v1/dataprep/media/frame'].get;
+      expect(get.parameters.map((p) => p.name)).toEqual(
+        expect.arrayContaining(['video_id', 'bucket_name', 't', 'width']),
+      );
+      expect(Object.keys(get.responses)).toEqual(expect.arrayContaining(['200', '304', '400', '404', '502', '504']));
+    });
+
     it('undecodable media is 400 without paths or URLs in the message', async () => {
       const res = await getFrame({ video_id: ids.corrupt, t: 0 });
       expect(res.status).toBe(400);
