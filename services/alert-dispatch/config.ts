@@ -2,6 +2,7 @@ import path from 'node:path';
 import Joi from 'joi';
 import { envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
+import { llmConfigFrom, llmEnvSchema, type LlmConfig } from '../lib/llm/index.js';
 import { AllowList, envAllowList } from '../lib/outbound/index.js';
 
 /** Validated settings of the alert dispatch service. */
@@ -19,7 +20,8 @@ export interface AlertDispatchConfig {
   mqttBroker?: string;
   mqttTopic: string;
   mcpConfigFile?: string;
-  llm?: { baseUrl: string; model: string; apiKey?: string; timeoutMs: number };
+  /** The model of agent mode (LLM_*, the settings caption-qa shares); undefined: rules only. */
+  llm?: LlmConfig;
   tools: { timeoutMs: number; maxAttempts: number; baseDelayMs: number; maxDelayMs: number };
   dedupMaxEntries: number;
   keepaliveMs: number;
@@ -51,10 +53,7 @@ const schema = Joi.object({
   MQTT_BROKER: Joi.string().uri({ scheme: ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'] }),
   ALERT_MQTT_TOPIC: Joi.string().default('argus/alerts/{source_id}'),
   ALERT_MCP_CONFIG_FILE: Joi.string(),
-  LLM_BASE_URL: httpUrl(),
-  LLM_MODEL: Joi.string().default('default'),
-  LLM_API_KEY: Joi.string(),
-  LLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(15_000),
+  ...llmEnvSchema,
   ALERT_TOOL_TIMEOUT_MS: Joi.number().integer().min(10).max(300_000).default(10_000),
   ALERT_TOOL_MAX_ATTEMPTS: Joi.number().integer().min(1).max(10).default(3),
   ALERT_TOOL_RETRY_BASE_MS: Joi.number().integer().min(0).max(60_000).default(250),
@@ -85,9 +84,7 @@ export function loadAlertDispatchConfig(env: NodeJS.ProcessEnv): AlertDispatchCo
     mqttBroker: c.MQTT_BROKER,
     mqttTopic: c.ALERT_MQTT_TOPIC,
     mcpConfigFile: c.ALERT_MCP_CONFIG_FILE,
-    llm: c.LLM_BASE_URL
-      ? { baseUrl: c.LLM_BASE_URL, model: c.LLM_MODEL, apiKey: c.LLM_API_KEY, timeoutMs: c.LLM_TIMEOUT_MS }
-      : undefined,
+    llm: llmConfigFrom(c),
     tools: {
       timeoutMs: c.ALERT_TOOL_TIMEOUT_MS,
       maxAttempts: c.ALERT_TOOL_MAX_ATTEMPTS,
