@@ -85,7 +85,7 @@ describe('POST /api/embeddings', () => {
       message: 'Caption embedded and stored (frame not kept: not base64)',
       id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
     });
-    expect(await qa.deps.captions.count()).toBe(before + 1);
+    expect(await qa.deps.captions.count()).toBe(before + 3);
     expect(await qa.deps.captions.count({ equals: { camera: 'gate', frame_id: 7, timestamp: NOW } })).toBe(1);
     expect(qa.deps.sources.known().cameras).toContain('gate');
   });
