@@ -41,7 +41,7 @@ export const dataprepEnvSchema = Joi.object({
   // GET /media/frame: renders (ffmpeg, ffprobe, resizes) at once, their time limit, and the frame cache's bounds.
   MM_DATAPREP_FRAME_CONCURRENCY: Joi.number().integer().min(1).max(64).default(2),
   MM_DATAPREP_FRAME_TIMEOUT_SECONDS: Joi.number().min(0.1).max(600).default(20),
-  MM_DATAPREP_FRAME_CACHE_MB: Joi.number().min(0).max(65_536).default(64),
+  MM_DATAPREP_FRAME_CACHE_MB: Joi.number().min(1).max(65_536).default(64),
   MM_DATAPREP_FRAME_CACHE_ENTRIES: Joi.number().integer().min(1).max(1_000_000).default(2000),
 
   MM_DATAPREP_STORAGE_BACKEND: Joi.string().valid('local', 's3').default('local'),

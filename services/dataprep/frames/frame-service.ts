@@ -200,7 +200,7 @@ export class FrameService {
       if (/\.bmp$/i.test(media.filename)) {
         // libvips reads no BMP: ffmpeg decodes it, as the ingest pipeline does.
         const location = await media.location(this.urlLifetimeSeconds());
-        return this.runFfmpeg(jpegFrameArgs(location, 0, width ?? undefined), location, signal);
+        return this.runFfmpeg(jpegFrameArgs(location, 0, width), location, signal);
       }
       const bytes = await media.bytes();
       signal.throwIfAborted();

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type ErrorMapping, type RouteSpec } from '../../lib/http/index.js';
-import { StorageUnavailableError } from '../../lib/storage/index.js';
+import { ObjectNotFoundError, StorageUnavailableError } from '../../lib/storage/index.js';
 import { mapDataprepError } from '../errors.js';
 import { findFrameMedia } from '../frames/frame-media.js';
 import {
@@ -17,8 +17,12 @@ import { bucketName, errorBody, resolveBucket, videoId } from './schemas.js';
 /** How long clients may reuse a frame before revalidating it with its ETag. */
 const FRAME_MAX_AGE_SECONDS = 300;
 
-/** Frame failures first (past the end and undecodable 400, time-out 504), then dataprep's backend mapping. */
-export const mapFrameError: ErrorMapping = (error) => {
+/**
+ * Frame failures first (past the end and undecodable 400, time-out 504, a file gone between lookup and read 404),
+ * then dataprep's backend mapping.
+ */
+const mapFrameError: ErrorMapping = (error) => {
+  if (error instanceof ObjectNotFoundError) return new HttpError(404, 'Video not found');
   if (error instanceof PastEndError) return new HttpError(400, error.message);
   if (error instanceof UndecodableFrameError) return new HttpError(400, error.message);
   if (error instanceof FrameTimeoutError) return new HttpError(504, error.message);
