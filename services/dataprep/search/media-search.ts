@@ -1,5 +1,5 @@
 import type { ImageEmbedder, RgbImage, TextEmbedder } from '../../lib/inference/roles.js';
-import type { MetadataValue, VectorHit, VectorStore } from '../../lib/vectors/index.js';
+import type { MetadataValue, VectorFilter, VectorHit, VectorStore } from '../../lib/vectors/index.js';
 import { COCO_LABELS } from './object-words.js';
 import { vectorFilterFor } from './search-filters.js';
 import { bestPerVideo, collapseRuns, momentKey, samplingStep, toHit, type RankedHit } from './search-hits.js';
@@ -68,17 +68,19 @@ export class MediaSearch {
       const key = momentKey(hit.metadata);
       if ((scored.get(key)?.score ?? -Infinity) < score) scored.set(key, { metadata: hit.metadata, score });
     };
+    const searches: Array<Promise<void>> = [];
+    const run = (store: VectorStore, filter: VectorFilter, kind: HitKind) =>
+      searches.push(store.search(vector, k, filter).then((hits) => hits.forEach((hit) => keep(hit, kind))));
     for (const kind of query.kinds) {
       const store = kind === 'summary' ? this.deps.summaryStore : this.deps.descriptionStore;
-      const filter = vectorFilterFor(query.filters, kind);
-      for (const hit of await store.search(vector, k, filter)) keep(hit, kind);
+      run(store, vectorFilterFor(query.filters, kind), kind);
       // Moments holding a named class enter the candidates even when described unlike the query (a labels filter
       // of the request's own restricts them already).
       if (terms.labels.length > 0 && kind !== 'summary' && !query.filters.labels) {
-        const named = vectorFilterFor({ ...query.filters, labels: { values: terms.labels, match: 'any' } }, kind);
-        for (const hit of await store.search(vector, k, named)) keep(hit, kind);
+        run(store, vectorFilterFor({ ...query.filters, labels: { values: terms.labels, match: 'any' } }, kind), kind);
       }
     }
+    await Promise.all(searches);
     let ranked = [...scored.entries()].sort((a, b) => b[1].score - a[1].score);
     if (this.mode === 'clip') ranked = await this.fuseWithImages(query, vector, ranked);
     return {
@@ -96,12 +98,11 @@ export class MediaSearch {
   async byImage(query: SearchQuery, image: RgbImage, exclude?: string): Promise<SearchAnswer> {
     const [vector] = await this.deps.imageEmbedder.embed([image]);
     const k = candidatesFor(query) + (exclude ? 1 : 0);
-    const found: Array<{ metadata: Record<string, MetadataValue>; score: number }> = [];
-    for (const kind of query.kinds) {
-      if (kind === 'summary') continue;
-      const hits = await this.deps.imageStore.search(vector, k, vectorFilterFor(query.filters, kind));
-      for (const hit of hits) if (momentKey(hit.metadata) !== exclude) found.push(hit);
-    }
+    const kinds = query.kinds.filter((kind) => kind !== 'summary');
+    const perKind = await Promise.all(
+      kinds.map((kind) => this.deps.imageStore.search(vector, k, vectorFilterFor(query.filters, kind))),
+    );
+    const found = perKind.flat().filter((hit) => momentKey(hit.metadata) !== exclude);
     found.sort((a, b) => b.score - a.score);
     return { mode: this.mode, labels: [], hits: this.finish(query, found) };
   }
