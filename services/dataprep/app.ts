@@ -56,7 +56,9 @@ export function buildServices(deps: DataprepDeps): DataprepServices {
   const limits = { ...defaultLimits(deps), ...deps.limits };
   const tempDir = deps.tempDir ?? path.join(deps.config.dataDir, 'tmp');
   const catalogue = new MediaCatalogue(deps.objectStore);
-  const markers = new ContentMarkers(deps.objectStore, deps.config.markerBucket);
+  const markers = new ContentMarkers(deps.objectStore, deps.config.markerBucket, {
+    claimTimeoutMs: deps.config.duplicateClaimTimeoutMs,
+  });
   const { ingestDataRoot, ingestDataRootHost, markerBucket } = deps.config;
   const ingestRoot = ingestDataRoot ? new IngestRoot(ingestDataRoot, ingestDataRootHost) : undefined;
   const references = new ReferencedMedia(deps.objectStore, markerBucket, ingestRoot);

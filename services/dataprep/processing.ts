@@ -13,7 +13,7 @@ import type { ObjectStore } from '../lib/storage/index.js';
 import type { MetadataValue, VectorStore } from '../lib/vectors/index.js';
 import type { MediaCatalogue, StoredMedia } from './catalogue.js';
 import type { ContentMarkers } from './content-markers.js';
-import { liveContentOwner } from './content-owners.js';
+import { claimContent, liveContentOwner } from './content-owners.js';
 import type { EmbedMedia } from './embedding-port.js';
 import type { EmbedMediaResult } from './pipeline/index.js';
 import type { ReferencedMedia } from './referenced-media.js';
@@ -106,13 +106,30 @@ export class MediaProcessing {
 
   constructor(private readonly deps: MediaProcessingDeps) {}
 
-  /** Throws 409 when duplicates are disallowed and another existing video owns `sha256`. */
+  /** Throws 409 when duplicates are disallowed and another existing video owns `sha256` (a check: claims decide races). */
   async assertNotDuplicate(sha256: string, self: { bucket: string; videoId: string }): Promise<void> {
     if (this.deps.allowDuplicateUploads) return;
     // A marker whose video vanished (removed outside the API, a referenced file gone) no longer blocks anything.
     const owner = await liveContentOwner(this.deps, sha256);
     if (!owner || (owner.bucket_name === self.bucket && owner.video_id === self.videoId)) return;
     throw new HttpError(409, duplicateMessage(owner.bucket_name, owner.video_id));
+  }
+
+  /**
+   * With duplicates disallowed, claims `sha256` for `media` atomically (one of racing runs wins): 409 naming the
+   * holder when another video has it; true when this run took it, and so must give it back if it fails.
+   */
+  private async claim(sha256: string, media: StoredMedia): Promise<boolean> {
+    if (this.deps.allowDuplicateUploads) return false;
+    const { won, owner } = await claimContent(this.deps, {
+      sha256,
+      bucket_name: media.bucket,
+      video_id: media.videoId,
+      filename: media.filename,
+      created_at: new Date().toISOString(),
+    });
+    if (owner) throw new HttpError(409, duplicateMessage(owner.bucket_name, owner.video_id));
+    return won;
   }
 
   /** Embeds one stored media item; on failure removes what this request created and throws an HttpError-able error. */
@@ -127,6 +144,8 @@ export class MediaProcessing {
     const runId = randomUUID();
     let downloaded: TempMedia | undefined;
     let runComplete = false;
+    // The content hash this run claimed (duplicates disallowed): given back if the run fails.
+    let claimed: string | undefined;
     try {
       let local = input.local;
       if (!local) {
@@ -134,8 +153,8 @@ export class MediaProcessing {
         local = downloaded;
       }
       if (input.kind === 'image') await assertImagePixels(local.path, this.deps.maxImagePixels);
-      if (input.enforceDuplicatePolicy && local.sha256) {
-        await this.assertNotDuplicate(local.sha256, { bucket: media.bucket, videoId: media.videoId });
+      if (input.enforceDuplicatePolicy && local.sha256 && (await this.claim(local.sha256, media))) {
+        claimed = local.sha256;
       }
       const query = new URLSearchParams({ bucket_name: media.bucket, video_id: media.videoId });
       const result = await this.deps.embedMedia({
@@ -177,7 +196,7 @@ export class MediaProcessing {
       this.deps.telemetry.add(telemetry);
       return { result, runId, telemetry, sha256: local.sha256 };
     } catch (error) {
-      await this.rollback(input, runId, runComplete, error);
+      await this.rollback(input, runId, runComplete, claimed, error);
       throw this.toClientError(error, input.kind);
     } finally {
       await downloaded?.remove();
@@ -188,9 +207,19 @@ export class MediaProcessing {
    * Removes what a failed run created. The pipeline already removed a partial run's vectors itself; a complete run's
    * go here (a later step failed). Earlier runs' vectors are never touched.
    */
-  private async rollback(input: ProcessingInput, runId: string, runComplete: boolean, cause: unknown): Promise<void> {
+  private async rollback(
+    input: ProcessingInput,
+    runId: string,
+    runComplete: boolean,
+    claimed: string | undefined,
+    cause: unknown,
+  ): Promise<void> {
     const { media } = input;
     const steps: Array<[string, () => Promise<unknown>]> = [];
+    if (claimed) {
+      const self = { bucket_name: media.bucket, video_id: media.videoId };
+      steps.push(['content claim', () => this.deps.markers.release(claimed, self)]);
+    }
     if (runComplete) {
       const ofRun = { bucket_name: media.bucket, video_id: media.videoId, run_id: runId };
       steps.push(['vectors', () => this.deps.vectorStore.delete({ equals: ofRun })]);

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, type Stats } from 'node:fs';
+import { createWriteStream, type Stats } from 'node:fs';
 import {
   access,
   constants,
   link,
   lstat,
   mkdir,
+  open,
   readdir,
   realpath,
   rename,
@@ -14,6 +15,7 @@ import {
   stat,
   unlink,
   writeFile,
+  type FileHandle,
 } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
@@ -110,9 +112,17 @@ export class LocalObjectStore implements ObjectStore {
     if (range) assertValidRange(range);
     const info = await this.fileStats(file);
     if (!info) throw new ObjectNotFoundError(bucket, key);
-    if (!range) return createReadStream(file);
-    if (range.start >= info.size) throw new RangeError(`range starts past the end of ${bucket}/${key}`);
-    return createReadStream(file, { start: range.start, end: Math.min(range.end, info.size - 1) });
+    if (range && range.start >= info.size) throw new RangeError(`range starts past the end of ${bucket}/${key}`);
+    // Opened before the stream is handed out: an object removed after the stat is "not found", not a stream error.
+    let handle: FileHandle;
+    try {
+      handle = await open(file, 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new ObjectNotFoundError(bucket, key);
+      throw mapFsError(err, `cannot read ${bucket}/${key}`);
+    }
+    if (!range) return handle.createReadStream();
+    return handle.createReadStream({ start: range.start, end: Math.min(range.end, info.size - 1) });
   }
 
   /** The stored file itself: readers must not write or remove it (a put to the same key replaces it atomically). */
