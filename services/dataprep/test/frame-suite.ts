@@ -127,6 +127,7 @@ export function describeFrameRoutes(backend: FrameBackendFixture): void {
 
     afterAll(async () => {
       await h?.close();
+      await store?.close();
       await backend.stop();
     });
 
@@ -323,6 +324,7 @@ export function describeFrameRoutes(backend: FrameBackendFixture): void {
         );
         expect(lookup.status).toBe(502);
         expect(await lookup.json()).toEqual({ status: 'error', message: STORAGE_UNAVAILABLE_MESSAGE });
+        await unreachable.close();
         // The listing works, the object's GETs answer 503 (a fresh app: nothing of this video is cached or probed).
         const fresh = await h.variant({});
         proxy().failPathsContaining = largeObject();
