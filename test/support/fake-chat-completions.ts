@@ -51,6 +51,9 @@ export interface FakeChatCompletions {
   readonly disconnects: number;
   /** Resolves once `count` clients have disconnected before the end of their answer. */
   waitForDisconnects(count: number): Promise<void>;
+  /** How many streams the fake broke on purpose (`failAfter`), and a wait for that count. */
+  readonly failures: number;
+  waitForFailures(count: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -132,12 +135,13 @@ async function streamAnswer(
     if (i === behaviour.holdToken) await heldTokenGate();
     if (behaviour.failAfter && i === behaviour.failAfter.tokens) {
       if (behaviour.failAfter.how === 'destroy') {
-        failingOnPurpose();
         res.destroy();
+        failingOnPurpose();
         return;
       }
       await event({ error: { message: 'the model server ran out of memory', type: 'server_error' } });
       res.end();
+      failingOnPurpose();
       return;
     }
     if (behaviour.gapMs) await sleep(behaviour.gapMs);
@@ -153,6 +157,7 @@ async function streamAnswer(
 export async function startFakeChatCompletions(behaviour: FakeChatBehaviour): Promise<FakeChatCompletions> {
   const arrived = new Count();
   const disconnected = new Count();
+  const failed = new Count();
   let release: () => void = () => undefined;
   let gate = new Promise<void>((resolve) => (release = resolve));
   const state: FakeChatCompletions = {
@@ -171,6 +176,10 @@ export async function startFakeChatCompletions(behaviour: FakeChatBehaviour): Pr
       return disconnected.value;
     },
     waitForDisconnects: (count) => disconnected.reached(count),
+    get failures() {
+      return failed.value;
+    },
+    waitForFailures: (count) => failed.reached(count),
     close: async () => undefined,
   };
   const server = http.createServer((req, res) => {
@@ -198,12 +207,11 @@ export async function startFakeChatCompletions(behaviour: FakeChatBehaviour): Pr
         const script: Extract<FakeChatBehaviour, { kind: 'stream' }> =
           b.kind === 'stream' ? b : { kind: 'stream', tokens: b.content.match(/\S+\s*|\s+/g) ?? [] };
         const held = gate;
-        void streamAnswer(
-          res,
-          script,
-          () => held,
-          () => (failedOnPurpose = true),
-        ).catch(() => res.destroy());
+        const onFailure = () => {
+          failedOnPurpose = true;
+          failed.set(failed.value + 1);
+        };
+        void streamAnswer(res, script, () => held, onFailure).catch(() => res.destroy());
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completionBody(b)));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { startFakeChatCompletions, type FakeChatCompletions } from '../../../test/support/fake-chat-completions.js';
 import { ChatCompletionsClient } from './chat-completions-client.js';
 import type { ChatRequest } from './chat-request.js';
@@ -127,6 +127,34 @@ describe('stream()', () => {
     const { deltas, error } = await drain(client.stream(question));
     expect(deltas).toEqual(['one ', 'two ']);
     expect(error).toMatchObject({ kind: 'network' });
+  });
+
+  it('yields what arrived before a broken connection to a consumer that falls behind, then the error', async () => {
+    // The gap sends each token in its own TCP segment (the pass never depends on it; it is what exposes a loss).
+    fake.behaviour = {
+      kind: 'stream',
+      tokens: ['one ', 'two ', 'three ', 'four'],
+      failAfter: { tokens: 3, how: 'destroy' },
+      gapMs: 20,
+    };
+    const failed = fake.waitForFailures(fake.failures + 1);
+    const deltas: string[] = [];
+    const error = await (async () => {
+      for await (const delta of client.stream(question)) {
+        deltas.push(delta);
+        // The consumer holds the first delta until the server has sent the rest and broken the socket, and the
+        // client's socket events have run (event-loop turns, not time).
+        await failed;
+        for (let turn = 0; turn < 10; turn++) await nextTurn();
+      }
+    })().catch((e) => e);
+    expect(deltas).toEqual(['one ', 'two ', 'three ']);
+    expect(error).toMatchObject({ kind: 'network' });
+  });
+
+  it('yields a whole JSON answer as one delta when the server does not stream', async () => {
+    fake.behaviour = { kind: 'raw', body: { choices: [{ message: { role: 'assistant', content: 'all at once' } }] } };
+    expect(await drain(client.stream(question))).toEqual({ deltas: ['all at once'] });
   });
 
   it('cancels the upstream request at once when the signal aborts', async () => {

@@ -1,4 +1,5 @@
 import { CallScope } from './call-scope.js';
+import { EagerBody } from './eager-body.js';
 import type { ChatAnswer, ChatRequest, ChatTool, ChatToolCall } from './chat-request.js';
 import type { LlmConfig } from './llm-config.js';
 import { LlmError } from './llm-error.js';
@@ -36,20 +37,7 @@ export class ChatCompletionsClient {
     const scope = new CallScope(this.config.timeoutMs, signal);
     try {
       const response = await this.post(request, false, scope);
-      const text = await scope.guard(response.text(), 'answer');
-      let body: any;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new LlmError('protocol', 'the LLM answer is not JSON');
-      }
-      if (body?.error) throw new LlmError('protocol', `the LLM reported an error: ${this.upstreamMessage(body)}`);
-      const message = body?.choices?.[0]?.message;
-      if (!message || typeof message !== 'object') throw new LlmError('protocol', 'the LLM answer has no message');
-      return {
-        content: typeof message.content === 'string' ? message.content : null,
-        toolCalls: Array.isArray(message.tool_calls) ? toolCalls(message.tool_calls) : undefined,
-      };
+      return this.wholeAnswer(await scope.guard(response.text(), 'answer'));
     } finally {
       scope.close();
     }
@@ -64,12 +52,19 @@ export class ChatCompletionsClient {
     const scope = new CallScope(this.config.timeoutMs, signal);
     try {
       const response = await this.post(request, true, scope);
+      if (response.headers.get('content-type')?.includes('application/json')) {
+        // A server (or proxy) that does not stream answers with the whole completion: one delta.
+        const { content } = this.wholeAnswer(await scope.guard(response.text(), 'answer'));
+        if (content) yield content;
+        return;
+      }
       if (!response.body) throw new LlmError('protocol', 'the LLM answered without a body');
-      const reader = response.body.getReader();
+      const body = new EagerBody(response.body.getReader());
       const decoder = new SseDataDecoder();
       for (;;) {
-        const { done, value } = await scope.guard(reader.read(), 'token');
-        const events = done ? decoder.end() : this.decode(decoder, value);
+        const bytes = await scope.guard(body.read(), 'token');
+        const done = bytes === undefined;
+        const events = done ? decoder.end() : this.decode(decoder, bytes);
         for (const data of events) {
           scope.progress();
           if (data.trim() === '[DONE]') return;
@@ -115,6 +110,23 @@ export class ChatCompletionsClient {
       `the LLM answered HTTP ${response.status}${excerpt ? `: ${excerpt}` : ''}`,
       response.status,
     );
+  }
+
+  /** The assistant message of a whole (non-streamed) chat completion body. */
+  private wholeAnswer(text: string): ChatAnswer {
+    let body: any;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new LlmError('protocol', 'the LLM answer is not JSON');
+    }
+    if (body?.error) throw new LlmError('protocol', `the LLM reported an error: ${this.upstreamMessage(body)}`);
+    const message = body?.choices?.[0]?.message;
+    if (!message || typeof message !== 'object') throw new LlmError('protocol', 'the LLM answer has no message');
+    return {
+      content: typeof message.content === 'string' ? message.content : null,
+      toolCalls: Array.isArray(message.tool_calls) ? toolCalls(message.tool_calls) : undefined,
+    };
   }
 
   private decode(decoder: SseDataDecoder, bytes: Uint8Array): string[] {
