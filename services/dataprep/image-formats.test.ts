@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { fixtureImage, runFfmpeg, writeTestFile } from '../../test/support/media.js';
+import { fixtureImage, removeTestMediaCache, runFfmpeg, writeTestFile } from '../../test/support/media.js';
 import { decodeImage } from '../lib/media/index.js';
 import { LocalObjectStore } from '../lib/storage/index.js';
 import { postForm } from './test/http-client.js';
@@ -49,6 +49,7 @@ describe('POST /media/upload decodes every accepted image format', () => {
   afterAll(async () => {
     await h?.close();
     await rm(root, { recursive: true, force: true });
+    await removeTestMediaCache();
   });
 
   // Lossless formats must give the PNG's embedding exactly; the lower bound of the others leaves room for lossy

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { fixtureImage, runFfmpeg, writeTestFile } from '../../test/support/media.js';
+import { fixtureImage, removeTestMediaCache, runFfmpeg, writeTestFile } from '../../test/support/media.js';
 import { decodeImage, ImageTooLargeError, imageDimensions } from '../lib/media/index.js';
 import { LocalObjectStore } from '../lib/storage/index.js';
 import { postForm, postJson } from './test/http-client.js';
@@ -111,6 +111,7 @@ describe('pixel limit (MM_DATAPREP_IMAGE_MAX_PIXELS)', () => {
   afterAll(async () => {
     await h?.close();
     await rm(root, { recursive: true, force: true });
+    await removeTestMediaCache();
   });
 
   const limit = 50_000_000;
