@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { startFakeChatCompletions, type FakeChatCompletions } from '../../test/support/fake-chat-completions.js';
 import { ChatCompletionsClient } from '../lib/llm/index.js';
-import { parseEventStream, postJson, realEmbedders, serveQa, type QaModels, type ServedQa } from './testing/serve-app.js';
+import {
+  parseEventStream,
+  postJson,
+  realEmbedders,
+  serveQa,
+  type QaModels,
+  type ServedQa,
+} from './testing/serve-app.js';
 
 let models: QaModels;
 let fake: FakeChatCompletions;
@@ -30,7 +37,8 @@ async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>, text: s
   }
 }
 
-const named = (body: string) => parseEventStream(body).filter((e) => 'event' in e) as Array<{ event: string; data: any }>;
+const named = (body: string) =>
+  parseEventStream(body).filter((e) => 'event' in e) as Array<{ event: string; data: any }>;
 
 beforeAll(async () => {
   models = await realEmbedders();
@@ -42,7 +50,11 @@ beforeAll(async () => {
   });
   const stored = await postJson(`${qa.api}/embeddings`, {
     image_data: 'none',
-    metadata: { result: 'A courier drops a box at the front door', timestamp: Date.UTC(2026, 2, 10, 15, 20), camera: 'front-door' },
+    metadata: {
+      result: 'A courier drops a box at the front door',
+      timestamp: Date.UTC(2026, 2, 10, 15, 20),
+      camera: 'front-door',
+    },
   });
   expect(stored.status).toBe(200);
 }, 120_000);
@@ -69,7 +81,11 @@ describe('answers from the language model', () => {
     const events = named(await response.text());
     expect(events.map((e) => e.event)).toEqual(['sources', 'token', 'token', 'token', 'done']);
     expect(events[0].data).toEqual([
-      expect.objectContaining({ n: 1, text: 'A courier drops a box at the front door', time: '2026-03-10T15:20:00.000Z' }),
+      expect.objectContaining({
+        n: 1,
+        text: 'A courier drops a box at the front door',
+        time: '2026-03-10T15:20:00.000Z',
+      }),
     ]);
     // A newline inside a token survives: every data line is JSON.
     expect(events.slice(1, 4).map((e) => e.data.text)).toEqual(['A courier ', 'left a box [1].', '\nline two']);
@@ -91,7 +107,8 @@ describe('answers from the language model', () => {
     fake.behaviour = { kind: 'stream', tokens: ['late ', 'answer'], holdToken: 0 };
     const response = await postJson(`${qa.api}/chat`, { input: 'anything at the front door?' });
     // Heartbeats after `sources` are the ones sent while the model's first token is awaited.
-    const afterSources = (t: string) => t.includes('event: sources') && t.split('event: sources')[1].includes(': heartbeat');
+    const afterSources = (t: string) =>
+      t.includes('event: sources') && t.split('event: sources')[1].includes(': heartbeat');
     const { reader, text } = await readUntil(response, afterSources);
     await fake.waitForRequests(1);
     fake.releaseHeldToken();

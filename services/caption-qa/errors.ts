@@ -8,6 +8,10 @@ export const IMAGE_DATA_REQUIRED = 'Input image data is required and cannot be e
 /** The contract's detail for an unexpected embedding failure (the cause is logged with the request id, never sent). */
 export const EMBEDDING_FAILED = 'Embedding processing failed';
 
+/** Text that goes into prompts, logs and answers: no C0 control characters but tab, line feed and carriage return. */
+// eslint-disable-next-line no-control-regex
+export const NO_CONTROL_CHARACTERS = /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/;
+
 /** Status of every request the contract calls invalid (missing, empty or mistyped fields), as FastAPI answers them. */
 export const VALIDATION_STATUS = 422;
 

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import type { MetadataValue } from '../../lib/vectors/index.js';
+import { NO_CONTROL_CHARACTERS } from '../errors.js';
 
 /** The metadata keys with a meaning of their own (README: "Caption metadata"); any other key is an extra. */
 export const KNOWN_METADATA_KEYS = [

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { defineRoute, openSseResponse, requestSignal, type RouteSpec } from '../../lib/http/index.js';
 import { answerQuestion, type AnswerDeps } from '../chat/answer-question.js';
 import { ChatEventStream } from '../chat/event-stream.js';
-import { errorBodySchema, INPUT_REQUIRED } from '../errors.js';
+import { errorBodySchema, INPUT_REQUIRED, NO_CONTROL_CHARACTERS } from '../errors.js';
 
 /** The chat request schema; every failure is the contract's detail. */
 export function chatRequestSchema(maxQuestionChars: number): Joi.ObjectSchema {
@@ -11,8 +11,10 @@ export function chatRequestSchema(maxQuestionChars: number): Joi.ObjectSchema {
       .trim()
       .min(1)
       .max(maxQuestionChars)
+      .pattern(NO_CONTROL_CHARACTERS)
       .required()
       .messages({
+        'string.pattern.base': 'The input question must not contain control characters',
         'any.required': INPUT_REQUIRED,
         'string.empty': INPUT_REQUIRED,
         'string.base': INPUT_REQUIRED,
