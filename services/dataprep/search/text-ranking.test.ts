@@ -13,7 +13,11 @@ const frame = (labels: string[], positions: string[] = []) => ({
 describe('text ranking', () => {
   it('reads the classes and the side a query names', () => {
     expect(queryTerms('A bus on the LEFT', COCO_LABELS)).toEqual({ labels: ['bus'], position: 'left' });
-    expect(queryTerms('people in the middle', COCO_LABELS)).toEqual({ labels: ['person'], position: 'centre' });
+    expect(queryTerms('people in the middle', COCO_LABELS)).toEqual({
+      labels: ['person'],
+      several: ['person'],
+      position: 'centre',
+    });
     expect(queryTerms('sunset', COCO_LABELS)).toEqual({ labels: [] });
   });
 
@@ -26,6 +30,14 @@ describe('text ranking', () => {
     expect(none).toBeCloseTo(0.3);
     expect(elsewhere).toBeCloseTo(0.3 + 0.5 * 0.7);
     expect(onSide).toBeCloseTo(0.8);
+  });
+
+  it('prefers frames holding several of a class asked for in the plural', () => {
+    const terms = queryTerms('people', COCO_LABELS);
+    const one = { ...frame(['person']), metadata: { labels: ['person'], description: 'a person; the person …' } };
+    const crowd = { ...frame(['person']), metadata: { labels: ['person'], description: 'three people; people …' } };
+    expect(textScore(crowd, terms, COCO_LABELS)).toBeCloseTo(0.8);
+    expect(textScore(one, terms, COCO_LABELS)).toBeCloseTo(0.6);
   });
 
   it('gives an object its class and a summary the classes its words name', () => {

@@ -1,11 +1,13 @@
 import type { MetadataValue } from '../../lib/vectors/index.js';
 import type { HorizontalPosition } from './frame-description.js';
-import { labelsNamed } from './object-words.js';
+import { labelsNamed, pluralOf } from './object-words.js';
 import type { HitKind } from './search-query.js';
 
 /** What a text query names besides its words: detector classes and a side of the frame. */
 export interface QueryTerms {
   labels: string[];
+  /** Named classes the query asks for several of ("people", "two cars"). */
+  several?: string[];
   position?: HorizontalPosition;
 }
 
@@ -17,9 +19,11 @@ const POSITION_WORDS: ReadonlyArray<[RegExp, HorizontalPosition]> = [
 
 /** The classes (in `vocabulary`) and the side a query names: "a bus on the left" → bus, left. */
 export function queryTerms(query: string, vocabulary: readonly string[]): QueryTerms {
-  const lower = query.toLowerCase();
+  const lower = ` ${(query.toLowerCase().match(/[a-z]+/g) ?? []).join(' ')} `;
   const position = POSITION_WORDS.find(([pattern]) => pattern.test(lower))?.[1];
-  return { labels: labelsNamed(query, vocabulary), ...(position && { position }) };
+  const labels = labelsNamed(query, vocabulary);
+  const several = labels.filter((label) => pluralOf(label) !== label && lower.includes(` ${pluralOf(label)} `));
+  return { labels, ...(several.length > 0 && { several }), ...(position && { position }) };
 }
 
 /** A candidate of a text search: a stored description or summary and its similarity to the query. */
@@ -35,8 +39,9 @@ const strings = (value: MetadataValue | undefined): string[] =>
 /**
  * The score of a text candidate, 0–1. Without a named class it is the description's (or summary's) similarity to
  * the query. With one, half of it is that similarity and half the share of named classes the frame holds (an object:
- * its class; a summary: the classes its text names); a named side weighs 30% of that half, earned by the named
- * classes seen on that side. So a frame holding what the query names outranks one merely described alike.
+ * its class; a summary: the classes its text names), a class asked for in the plural counting 0.6 in a frame that
+ * holds only one; a named side weighs 30% of that half, earned by the named classes seen on that side. So a frame
+ * holding what the query names outranks one merely described alike.
  */
 export function textScore(candidate: TextCandidate, terms: QueryTerms, vocabulary: readonly string[]): number {
   const { similarity, metadata, kind } = candidate;
@@ -48,7 +53,12 @@ export function textScore(candidate: TextCandidate, terms: QueryTerms, vocabular
         ? labelsNamed(String(metadata.summary ?? ''), vocabulary)
         : strings(metadata.labels);
   const matched = terms.labels.filter((label) => present.includes(label));
-  let labelScore = matched.length / terms.labels.length;
+  // A frame's description uses the plural exactly when it holds several of a class.
+  const description = String(metadata.description ?? '');
+  const holdsSeveral = (label: string) =>
+    kind !== 'frame' || !terms.several?.includes(label) || description.includes(pluralOf(label));
+  const weight = matched.reduce((sum, label) => sum + (holdsSeveral(label) ? 1 : 0.6), 0);
+  let labelScore = weight / terms.labels.length;
   if (terms.position && matched.length > 0) {
     const side = terms.position;
     const onSide =
