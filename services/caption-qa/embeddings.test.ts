@@ -137,6 +137,12 @@ describe('POST /api/embeddings', () => {
     }
   });
 
+  it('refuses a caption with control characters', async () => {
+    const response = await embed(caption('a\u0000b'));
+    expect(response.status).toBe(422);
+    expect(await response.json()).toEqual({ detail: 'metadata.result must not contain control characters' });
+  });
+
   it('refuses a caption over the length limit', async () => {
     const response = await embed(caption('x'.repeat(501)));
     expect(response.status).toBe(422);

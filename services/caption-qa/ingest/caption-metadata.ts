@@ -40,8 +40,10 @@ export function metadataSchema(maxCaptionChars: number): Joi.ObjectSchema {
         .trim()
         .min(1)
         .max(maxCaptionChars)
+        .pattern(NO_CONTROL_CHARACTERS)
         .required()
         .messages({
+          'string.pattern.base': 'metadata.result must not contain control characters',
           'any.required': resultRequired,
           'string.empty': resultRequired,
           'string.base': 'metadata.result must be a string',
