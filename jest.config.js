@@ -10,6 +10,9 @@ export default {
   },
   testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/.data/'],
+  // One temporary folder per run (TMPDIR), removed at the end; onnxruntime's telemetry off in every worker.
+  globalSetup: '<rootDir>/test/support/jest-global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/jest-global-teardown.ts',
   testTimeout: 120000,
   maxWorkers: 2,
 };

@@ -2,6 +2,11 @@ import * as ort from 'onnxruntime-node';
 import type { ExecutionProvider } from './roles.js';
 import { createWorkerSession, type ModelSession } from './worker-session.js';
 
+// Argus works offline: onnxruntime (1.29 and later, Linux) otherwise starts Microsoft's 1DS telemetry with the first
+// session — uploads, a device id under ~/.cache and a mat-debug-<pid>.log in /tmp. The variable is read from the
+// process environment when the runtime initialises, which is the first session created after this line.
+process.env.ORT_DISABLE_TELEMETRY = '1';
+
 /** How onnxruntime sessions are created: execution provider and intra-op thread count. */
 export interface SessionOptions {
   provider: ExecutionProvider;
