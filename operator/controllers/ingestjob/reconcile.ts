@@ -2,6 +2,7 @@ import { ITEM_MESSAGE_MAX, TERMINAL_INGEST_STATES } from '../../api/index.js';
 import type { IngestItemResult, IngestJob, IngestJobStatus, IngestState } from '../../api/index.js';
 import type { WorkloadStatus } from '../../ports/index.js';
 import { setConditions, type DesiredCondition } from '../conditions.js';
+import { counted } from '../../../services/lib/wording/index.js';
 
 /** What the IngestJob controller sees: the job, its workload (undefined when there is none) and the time. */
 export interface IngestJobObservation {
@@ -182,7 +183,12 @@ function activeConditions(
     message: 'no item has failed',
   };
   if (counts.failed > 0) {
-    degraded = { ...degraded, status: 'True', reason: 'ItemsFailed', message: `${counts.failed} items failed so far` };
+    degraded = {
+      ...degraded,
+      status: 'True',
+      reason: 'ItemsFailed',
+      message: `${counted(counts.failed, 'item')} failed so far`,
+    };
   } else if ((workload?.failed ?? 0) > 0) {
     degraded = {
       ...degraded,

@@ -8,6 +8,7 @@ import { actionRequestSchema, flexibleAlertSchema } from '../dispatch/schemas.js
 import type { ActionRequest } from '../dispatch/types.js';
 import { randomUUID } from 'node:crypto';
 import { actionResponseBody, errorBody, flexibleAlertResponseBody } from './response-schemas.js';
+import { counted } from '../../lib/wording/index.js';
 
 const validationError = { description: 'A field is invalid (every invalid field is listed)', schema: errorBody };
 const tooLarge = { description: 'Body larger than the configured limit', schema: errorBody };
@@ -48,7 +49,7 @@ export function dispatchRoutes(dispatcher: Dispatcher, intake: DispatchQueue, cl
         const request = normaliseFlexibleAlert(ctx.state.body, () => isoWithOffset(clock()));
         if (!intake.offer(request)) {
           if (dispatcher.signal.aborted) throw new HttpError(503, 'Service is shutting down');
-          throw new HttpError(429, `Dispatch queue is full (${intake.depth} alerts waiting); retry later`, {
+          throw new HttpError(429, `Dispatch queue is full (${counted(intake.depth, 'alert')} waiting); retry later`, {
             'Retry-After': RETRY_AFTER_SECONDS,
           });
         }

@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import type { DataprepServices } from '../services.js';
 import { bucketName, errorBody, resolveBucket, statusMessage, videoId } from './schemas.js';
+import { counted } from '../../lib/wording/index.js';
 
 const byBucket = (bucket: string) => ({ equals: { bucket_name: bucket } });
 const byVideo = (bucket: string, id: string) => ({ equals: { bucket_name: bucket, video_id: id } });
@@ -31,7 +32,7 @@ export function deleteBucketRoute(services: DataprepServices): RouteSpec {
       await services.markers.removeBucket(bucket);
       ctx.body = {
         status: 'success',
-        message: `Deleted ${embeddings} embeddings of bucket ${bucket} and removed ${removed} stored items`,
+        message: `Deleted ${counted(embeddings, 'embedding')} of bucket ${bucket} and removed ${counted(removed, 'stored item')}`,
       };
     },
   });

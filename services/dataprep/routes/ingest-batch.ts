@@ -18,6 +18,7 @@ import {
   errorBody,
   resolveTargetBucket,
 } from './schemas.js';
+import { counted } from '../../lib/wording/index.js';
 
 /** A typed image source of the request, with its position. */
 interface ImageRequestItem {
@@ -132,7 +133,11 @@ export function ingestBatchRoute(services: DataprepServices): RouteSpec {
           storeCopy: true,
           items,
         });
-        answerAccepted(ctx, job, `Job accepted: ${items.length} images will be ingested into bucket ${bucket}`);
+        answerAccepted(
+          ctx,
+          job,
+          `Job accepted: ${counted(items.length, 'image')} will be ingested into bucket ${bucket}`,
+        );
       } catch (error) {
         await removeStored(services, bucket, stored);
         throw error;

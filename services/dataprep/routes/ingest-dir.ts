@@ -19,6 +19,7 @@ import {
   resolveTargetBucket,
   statusMessage,
 } from './schemas.js';
+import { counted } from '../../lib/wording/index.js';
 
 /** Longest root-relative path a job item holds (the resource API's bound). */
 const JOB_PATH_MAX = 1024;
@@ -143,7 +144,7 @@ export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
       answerAccepted(
         ctx,
         job,
-        `Job accepted: ${toIngest.length} files of ${body.dir_path} will be ingested${skippedNote}`,
+        `Job accepted: ${counted(toIngest.length, 'file')} of ${body.dir_path} will be ingested${skippedNote}`,
         { warnings },
       );
     },

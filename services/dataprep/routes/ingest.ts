@@ -18,6 +18,7 @@ import {
   resolveTargetBucket,
   statusMessage,
 } from './schemas.js';
+import { counted } from '../../lib/wording/index.js';
 
 /** The typed image source of an ingest request (also the item shape of the batch variant). */
 export const imageSourceSchema = () =>
@@ -133,7 +134,7 @@ export function ingestMediaRoute(services: DataprepServices): RouteSpec {
         ctx.status = 201;
         ctx.body = {
           status: 'success',
-          message: `Ingested ${filename} as video_id ${videoId}; ${result.embeddingsStored} embeddings created`,
+          message: `Ingested ${filename} as video_id ${videoId}; ${counted(result.embeddingsStored, 'embedding')} created`,
           video_id: videoId,
           bucket_name: bucket,
           filename,

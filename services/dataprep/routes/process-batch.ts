@@ -13,6 +13,7 @@ import {
   resolveBucket,
   videoId,
 } from './schemas.js';
+import { counted } from '../../lib/wording/index.js';
 
 /** The video ids a request names: its `items`, or every video of the bucket whose id starts with `prefix`. */
 async function selectVideos(
@@ -82,7 +83,7 @@ export function processBatchRoute(services: DataprepServices): RouteSpec {
         storeCopy: true,
         items: ids.map((id) => ({ identifier: id, videoId: id })),
       });
-      answerAccepted(ctx, job, `Job accepted: ${ids.length} videos of bucket ${bucket} will be processed`);
+      answerAccepted(ctx, job, `Job accepted: ${counted(ids.length, 'video')} of bucket ${bucket} will be processed`);
     },
   });
 }

@@ -14,6 +14,7 @@ import { newVideoId, safeFilename } from '../video-ids.js';
 import { answerAccepted, jobAcceptedSchema } from './batch-common.js';
 import { clientGone } from './client-gone.js';
 import { errorBody, resolveTargetBucket, uploadQuery } from './schemas.js';
+import { counted } from '../../lib/wording/index.js';
 
 /** One file of the batch, stored. */
 interface StoredUpload {
@@ -121,7 +122,11 @@ export function uploadBatchRoute(services: DataprepServices): RouteSpec {
           storeCopy: true,
           items: uploads.map((u) => u.item),
         });
-        answerAccepted(ctx, job, `Job accepted: ${uploads.length} files stored in bucket ${bucket} will be embedded`);
+        answerAccepted(
+          ctx,
+          job,
+          `Job accepted: ${counted(uploads.length, 'file')} stored in bucket ${bucket} will be embedded`,
+        );
       } catch (error) {
         for (const videoId of stored) {
           await services.catalogue.removeVideo(bucket, videoId).catch((cleanupError: Error) =>

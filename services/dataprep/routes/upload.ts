@@ -11,6 +11,7 @@ import { uploadAbortReason } from '../upload-metrics.js';
 import { newVideoId, safeFilename } from '../video-ids.js';
 import { clientGone } from './client-gone.js';
 import { errorBody, resolveTargetBucket, statusMessage, uploadQuery } from './schemas.js';
+import { counted } from '../../lib/wording/index.js';
 
 /** Message of 400 answers for unsupported files. */
 export const UNSUPPORTED_MEDIA_MESSAGE = `Unsupported media type: accepted are ${ACCEPTED_EXTENSIONS.map((e) => `.${e}`).join(', ')} (videos must be MP4)`;
@@ -96,7 +97,7 @@ async function storeAndProcess(services: DataprepServices, ctx: RouteContext, si
     ctx.status = 201;
     ctx.body = {
       status: 'success',
-      message: `Uploaded ${upload.media.filename} as video_id ${upload.media.videoId}; ${result.embeddingsStored} embeddings created`,
+      message: `Uploaded ${upload.media.filename} as video_id ${upload.media.videoId}; ${counted(result.embeddingsStored, 'embedding')} created`,
       video_id: upload.media.videoId,
       bucket_name: bucket,
     };
