@@ -1,6 +1,11 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
-import { ACCEPTED_IMAGE_EXTENSIONS, decodeImage, detectMediaType } from '../../lib/media/index.js';
+import {
+  ACCEPTED_IMAGE_EXTENSIONS,
+  decodeImage,
+  detectMediaType,
+  UndecodableImageError,
+} from '../../lib/media/index.js';
 import { findFrameMedia } from '../frames/frame-media.js';
 import { isReservedMetadataKey } from '../pipeline/metadata.js';
 import { FrameNotFoundError, type HitKind, type SearchQuery } from '../search/index.js';
@@ -105,7 +110,7 @@ function toQuery(body: Record<string, any>): SearchQuery {
   };
 }
 
-/** Decodes the query image of a body, with /media/ingest's rules: sources, size cap, formats. */
+/** Decodes the query image of a body, with /media/ingest's rules: sources, size cap, formats, pixel limit. */
 async function queryImage(services: DataprepServices, body: Record<string, any>) {
   const type = body.image_base64 !== undefined ? 'image_base64' : 'image_url';
   const { bytes } = await loadImageSource(services, {
@@ -121,9 +126,11 @@ async function queryImage(services: DataprepServices, body: Record<string, any>)
     );
   }
   try {
-    return await decodeImage(bytes);
-  } catch {
-    throw new HttpError(400, `${type}: the image could not be decoded`);
+    return await decodeImage(bytes, { maxPixels: services.config.imageMaxPixels });
+  } catch (error) {
+    // A picture over the pixel limit is refused from its header (413, through the dataprep error mapping).
+    if (error instanceof UndecodableImageError) throw new HttpError(400, `${type}: the image could not be decoded`);
+    throw error;
   }
 }
 
@@ -155,7 +162,7 @@ export function searchRoute(services: DataprepServices): RouteSpec {
       },
       400: { description: 'Invalid request, or an image that cannot be used', schema: errorBody() },
       404: { description: '`like` names no stored frame', schema: errorBody() },
-      413: { description: 'Query image over the 50 MB cap', schema: errorBody() },
+      413: { description: 'Query image over the 50 MB cap or the pixel limit', schema: errorBody() },
       502: { description: 'Vector database failure', schema: errorBody() },
       500: { description: 'Unexpected failure', schema: errorBody() },
     },

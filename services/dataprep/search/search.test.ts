@@ -287,6 +287,15 @@ describe('POST /search', () => {
     expect(byText.map((hit) => hit.video_id)).toEqual([id]);
   });
 
+  it('refuses a query image over the pixel limit from its header (413), as ingest does', async () => {
+    const small = await h.variant({ env: { MM_DATAPREP_IMAGE_MAX_PIXELS: '10000' } });
+    const res = await postJson(`${small.url}/v1/dataprep/search`, {
+      image_base64: await base64Of('pexels_double_decker_bus.jpg'),
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ status: 'error', message: expect.stringContaining('546') });
+  });
+
   it('keeps descriptions with their video: deleting it removes them', async () => {
     const res = await postJson(`${h.base}/media/ingest`, {
       type: 'image_base64',
