@@ -81,6 +81,14 @@ describe('complete()', () => {
     });
   });
 
+  it('throws protocol on a runaway answer past its bound instead of buffering it', async () => {
+    fake.behaviour = { kind: 'raw', body: { choices: [{ message: { content: 'x'.repeat(17 << 20) } }] } };
+    await expect(client.complete(question)).rejects.toMatchObject({
+      kind: 'protocol',
+      message: expect.stringContaining('larger than'),
+    });
+  });
+
   it('throws protocol on an answer without message content', async () => {
     fake.behaviour = { kind: 'raw', body: { choices: [{ message: { role: 'assistant' } }] } };
     await expect(client.complete(question)).rejects.toMatchObject({ kind: 'protocol' });

@@ -9,6 +9,8 @@ import { SseDataDecoder } from './sse-data-decoder.js';
 const ERROR_BODY_BYTES = 2048;
 /** Characters of upstream text an error message carries at most. */
 const EXCERPT_CHARS = 200;
+/** Bytes of a whole (non-streamed) answer at most: far above any real completion, a bound on a runaway server. */
+const MAX_ANSWER_BYTES = 16 << 20;
 
 /**
  * A client of an OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, OVMS, llama.cpp server, Ollama): POST
@@ -37,7 +39,7 @@ export class ChatCompletionsClient {
     const scope = new CallScope(this.config.timeoutMs, signal);
     try {
       const response = await this.post(request, false, scope);
-      return this.wholeAnswer(await scope.guard(response.text(), 'answer'));
+      return this.wholeAnswer(await scope.guard(readAnswer(response), 'answer'));
     } finally {
       scope.close();
     }
@@ -54,7 +56,7 @@ export class ChatCompletionsClient {
       const response = await this.post(request, true, scope);
       if (response.headers.get('content-type')?.includes('application/json')) {
         // A server (or proxy) that does not stream answers with the whole completion: one delta.
-        const { content } = this.wholeAnswer(await scope.guard(response.text(), 'answer'));
+        const { content } = this.wholeAnswer(await scope.guard(readAnswer(response), 'answer'));
         if (content) yield content;
         return;
       }
@@ -103,7 +105,9 @@ export class ChatCompletionsClient {
     );
     scope.progress();
     if (response.ok) return response;
-    const text = await scope.guard(readPrefix(response, ERROR_BODY_BYTES), 'error body').catch(() => '');
+    const { text } = await scope
+      .guard(readPrefix(response, ERROR_BODY_BYTES), 'error body')
+      .catch(() => ({ text: '' }));
     const excerpt = this.upstreamMessage(parseOr(text)) || this.excerpt(text);
     throw new LlmError(
       'status',
@@ -165,23 +169,34 @@ export class ChatCompletionsClient {
   }
 }
 
-/** At most `limit` bytes of the body as text; the rest of the body is cancelled unread. */
-async function readPrefix(response: Response, limit: number): Promise<string> {
-  if (!response.body) return '';
+/** At most `limit` bytes of the body as text, and whether that was all of it; the rest is cancelled unread. */
+async function readPrefix(response: Response, limit: number): Promise<{ text: string; whole: boolean }> {
+  if (!response.body) return { text: '', whole: true };
   const reader = response.body.getReader();
   const parts: Uint8Array[] = [];
   let size = 0;
+  let whole = false;
   try {
-    while (size < limit) {
+    while (size <= limit) {
       const { done, value } = await reader.read();
-      if (done) break;
+      if (done) {
+        whole = true;
+        break;
+      }
       parts.push(value);
       size += value.byteLength;
     }
   } finally {
-    await reader.cancel().catch(() => undefined);
+    if (!whole) await reader.cancel().catch(() => undefined);
   }
-  return new TextDecoder().decode(Buffer.concat(parts).subarray(0, limit));
+  return { text: new TextDecoder().decode(Buffer.concat(parts).subarray(0, limit)), whole: whole && size <= limit };
+}
+
+/** The whole body of a non-streamed answer; a body past MAX_ANSWER_BYTES is a protocol error. */
+async function readAnswer(response: Response): Promise<string> {
+  const { text, whole } = await readPrefix(response, MAX_ANSWER_BYTES);
+  if (!whole) throw new LlmError('protocol', `the LLM answer is larger than ${MAX_ANSWER_BYTES} bytes`);
+  return text;
 }
 
 /** `text` parsed as JSON, or undefined. */
