@@ -7,6 +7,7 @@ import { malformedSweep, type SweepEndpoint } from '../../test/support/malformed
 import { listen, type RunningServer } from '../lib/http/index.js';
 import { createLogger } from '../lib/log/index.js';
 import { createApp } from './app.js';
+import { systemClock } from './dispatch/clock.js';
 import { DedupStore } from './dispatch/dedup.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { DispatchQueue } from './dispatch/dispatch-queue.js';
@@ -86,7 +87,7 @@ describe('alert-dispatch against malformed input', () => {
     const dispatcher = new Dispatcher({
       registry,
       subscriptions,
-      dedup: new DedupStore(),
+      dedup: new DedupStore(systemClock),
       events: { publish: () => undefined },
       logger,
       policy,

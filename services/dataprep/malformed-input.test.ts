@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { malformedSweep, type SweepEndpoint } from '../../test/support/malformed-sweep.js';
+import { LocalObjectStore } from '../lib/storage/index.js';
+import { startHarness, type Harness } from './test/harness.js';
+
+const MIB = 1024 * 1024;
+
+/** The contract's error body, `{status: 'error', message}`, and nothing else. */
+const isStatusMessageBody = (body: unknown) =>
+  typeof body === 'object' &&
+  body !== null &&
+  (body as { status?: unknown }).status === 'error' &&
+  typeof (body as { message?: unknown }).message === 'string' &&
+  Object.keys(body).length === 2;
+
+/** Every endpoint, with base bodies refused at validation (the sweep never decodes media or runs a model). */
+const ENDPOINTS: SweepEndpoint[] = [
+  {
+    method: 'POST',
+    path: '/summary',
+    allow: ['POST'],
+    body: {
+      json: {
+        bucket_name: 'sweep',
+        video_id: 'v1',
+        video_summary: 'a summary',
+        video_start_time: 5,
+        video_end_time: 1,
+      },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/media/process',
+    allow: ['POST'],
+    body: { json: { bucket_name: 'sweep', video_id: 'v1', detection_confidence: 7 } },
+  },
+  {
+    method: 'POST',
+    path: '/media/ingest',
+    allow: ['POST'],
+    body: { json: { type: 'image_base64', image_base64: 'aGk=', detection_confidence: 7 } },
+  },
+  {
+    method: 'POST',
+    path: '/media/process/batch',
+    allow: ['POST'],
+    body: { json: { items: [{ video_id: 'v1' }], bucket_name: 'sweep', detection_confidence: 7 } },
+  },
+  {
+    method: 'POST',
+    path: '/media/ingest/batch',
+    allow: ['POST'],
+    body: { json: { images: [], bucket_name: 'sweep', detection_confidence: 7 } },
+  },
+  {
+    method: 'POST',
+    path: '/media/ingest-dir',
+    allow: ['POST'],
+    body: { json: { dir_path: 'sweep', detection_confidence: 7 } },
+  },
+  { method: 'POST', path: '/search', allow: ['POST'], body: { json: { query: 'a person', top_k: 0 } } },
+  { method: 'POST', path: '/media/upload', allow: ['POST'], body: { multipart: { fileField: 'file' } } },
+  { method: 'POST', path: '/media/upload/batch', allow: ['POST'], body: { multipart: { fileField: 'files' } } },
+  { method: 'GET', path: '/media', allow: ['GET', 'HEAD'] },
+  { method: 'GET', path: '/media/download', allow: ['GET', 'HEAD'] },
+  { method: 'GET', path: '/media/frame', allow: ['GET', 'HEAD'] },
+  { method: 'GET', path: '/health', allow: ['GET', 'HEAD'] },
+  { method: 'GET', path: '/telemetry', allow: ['GET', 'HEAD'] },
+  { method: 'GET', path: '/media/jobs/:job_id', params: { job_id: 'job-missing' }, allow: ['GET', 'HEAD', 'DELETE'] },
+  { method: 'DELETE', path: '/media/:bucket_name', params: { bucket_name: 'sweep-missing' }, allow: ['DELETE'] },
+  {
+    method: 'DELETE',
+    path: '/media/:bucket_name/:video_id',
+    params: { bucket_name: 'sweep-missing', video_id: 'v1' },
+    allow: ['DELETE'],
+  },
+];
+
+/** The first bytes of an MP4 (an `ftyp` box), so that the upload is judged a video until its size. */
+const MP4_HEAD = Buffer.from('000000186674797069736f6d0000020069736f6d69736f32', 'hex');
+
+describe('dataprep against malformed input', () => {
+  let dir: string;
+  let h: Harness;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'dataprep-sweep-'));
+    h = await startHarness(new LocalObjectStore(path.join(dir, 'media')));
+  });
+  afterAll(async () => {
+    await h?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers every malformed request 4xx in {status, message}, never 500, never a stack trace', async () => {
+    const report = await malformedSweep({ base: h.base, endpoints: ENDPOINTS, errorShape: isStatusMessageBody });
+    expect(report.failures).toEqual([]);
+    expect(report.cases).toBeGreaterThan(200);
+  });
+
+  it('answers an undecodable gzip body 400 and a gzip bomb 413 in the contract shape (was 500)', async () => {
+    const post = (body: Buffer) =>
+      fetch(`${h.base}/media/ingest`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: new Uint8Array(body),
+      });
+    const bad = await post(Buffer.from('{"type":"image_base64"}'));
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({
+      status: 'error',
+      message: 'The body could not be decoded (Content-Encoding: gzip)',
+    });
+    const bomb = await post(zlib.gzipSync(Buffer.alloc(64 * MIB, 0x20)));
+    expect(bomb.status).toBe(413);
+    expect((await bomb.json()).message).toMatch(/once decoded/);
+  });
+
+  describe('early rejections reach fetch, never a reset (5 tries per path, tens of MB)', () => {
+    /** A one-file multipart body, built once, sent by fetch as it is. */
+    const form = (field: string, name: string, bytes: Buffer) => {
+      const head = `--b0undary\r\nContent-Disposition: form-data; name="${field}"; filename="${name}"\r\n\r\n`;
+      return new Uint8Array(Buffer.concat([Buffer.from(head), bytes, Buffer.from('\r\n--b0undary--\r\n')]));
+    };
+    const upload = (url: string, body: Uint8Array<ArrayBuffer>) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b0undary' }, body });
+    // Past the 16 MiB the kit drops before answering: answered at once, the connection closed gracefully.
+    const bytes = Buffer.alloc(24 * MIB, 0x61);
+    const mkv = form('file', 'clip.mkv', bytes);
+    const mp4 = form('file', 'clip.mp4', Buffer.concat([MP4_HEAD, bytes]));
+    const batchMkv = form('files', 'clip.mkv', bytes);
+    const json = new Uint8Array(100 * MIB).fill(0x20);
+    const cases: Array<[string, () => Promise<Response>, number, RegExp]> = [
+      ['.mkv upload', () => upload(`${h.base}/media/upload`, mkv), 400, /Unsupported media type/],
+      ['bad query parameter', () => upload(`${h.base}/media/upload?frame_interval=abc`, mp4), 400, /frame_interval/],
+      ['upload cap', () => upload(`${h.base}/media/upload`, mp4), 413, /File too large/],
+      ['.mkv in a batch', () => upload(`${h.base}/media/upload/batch`, batchMkv), 400, /Unsupported media type/],
+      [
+        '100 MB JSON body',
+        () =>
+          fetch(`${h.base}/media/ingest`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: json,
+          }),
+        413,
+        /larger than/,
+      ],
+    ];
+    for (const [name, send, status, message] of cases) {
+      it(
+        name,
+        async () => {
+          for (let i = 0; i < 5; i++) {
+            const res = await send();
+            expect(res.status).toBe(status);
+            expect(await res.json()).toEqual({ status: 'error', message: expect.stringMatching(message) });
+          }
+        },
+        120_000,
+      );
+    }
+  });
+});
