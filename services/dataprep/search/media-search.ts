@@ -139,20 +139,20 @@ export class MediaSearch {
     ranked: Array<[string, { metadata: Record<string, MetadataValue>; score: number }]>,
   ): Promise<Array<[string, { metadata: Record<string, MetadataValue>; score: number }]>> {
     const byKey = new Map(ranked);
-    const imageKeys: string[] = [];
-    for (const kind of query.kinds) {
-      if (kind === 'summary') continue;
-      const hits = await this.deps.imageStore.search(
-        vector,
-        candidatesFor(query),
-        vectorFilterFor(query.filters, kind),
-      );
-      for (const hit of hits.sort((a, b) => b.score - a.score)) {
+    const kinds = query.kinds.filter((kind) => kind !== 'summary');
+    const perKind = await Promise.all(
+      kinds.map((kind) =>
+        this.deps.imageStore.search(vector, candidatesFor(query), vectorFilterFor(query.filters, kind)),
+      ),
+    );
+    const imageKeys = perKind
+      .flat()
+      .sort((a, b) => b.score - a.score)
+      .map((hit) => {
         const key = momentKey(hit.metadata);
-        imageKeys.push(key);
         if (!byKey.has(key)) byKey.set(key, { metadata: hit.metadata, score: 0 });
-      }
-    }
+        return key;
+      });
     const fused = fuseByRank([ranked.map(([key]) => key), imageKeys]);
     return [...fused.entries()]
       .sort((a, b) => b[1] - a[1])
