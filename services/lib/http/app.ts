@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../log/index.js';
-import { byteSize, DEFAULT_DISCARD_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from './body-limits.js';
+import { byteSize, DEFAULT_DISCARD_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH, describeBodyLimits } from './body-limits.js';
 import { docsRouter } from './docs.js';
 import type Joi from 'joi';
 import { roundMs } from './duration.js';
@@ -174,17 +174,20 @@ function requestEnvelope(
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const basePath = options.basePath ?? '';
-  const openapi = buildOpenApi(options.info, basePath, options.routes, options.errors.body);
+  const json: JsonBodyLimits = {
+    maxBytes: byteSize(options.jsonLimit ?? '1mb'),
+    maxDepth: options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH,
+  };
+  const discardLimit = options.discardLimit ?? DEFAULT_DISCARD_LIMIT_BYTES;
+  const limits = describeBodyLimits(json.maxBytes, json.maxDepth, discardLimit);
+  const info = { ...options.info, description: [options.info.description, limits].filter(Boolean).join('\n\n') };
+  const openapi = buildOpenApi(info, basePath, options.routes, options.errors.body);
   const metrics = createHttpMetrics(options.service);
   const app = new Koa();
   app.proxy = true;
   app.silent = true;
   reportResponseErrors(app, options.logger, metrics.registry);
 
-  const json: JsonBodyLimits = {
-    maxBytes: byteSize(options.jsonLimit ?? '1mb'),
-    maxDepth: options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH,
-  };
   const router = new Router({ prefix: basePath || undefined });
   for (const route of options.routes) {
     router.register(route.path, [route.method.toUpperCase()], routeMiddleware(route, json, options.mapError));
@@ -196,7 +199,6 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
   const opsRoutes = ops.routes() as unknown as Koa.Middleware;
 
-  const discardLimit = options.discardLimit ?? DEFAULT_DISCARD_LIMIT_BYTES;
   app.use(requestEnvelope(options.logger, options.errors, metrics, opsRoutes, discardLimit));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));

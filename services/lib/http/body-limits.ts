@@ -20,3 +20,16 @@ export function byteSize(size: number | string): number {
   if (!match) throw new Error(`Invalid byte size "${size}"`);
   return Math.floor(Number(match[1]) * UNITS[(match[2] ?? 'b').toLowerCase()]);
 }
+
+/** The body limits of a service, as its OpenAPI description states them. */
+export function describeBodyLimits(jsonMaxBytes: number, jsonMaxDepth: number, discardLimit: number): string {
+  const mib = (bytes: number) => `${Math.round((bytes / 1024 ** 2) * 10) / 10} MiB`;
+  return (
+    `Limits: a JSON body holds at most ${jsonMaxBytes} bytes (${mib(jsonMaxBytes)}) as sent and once decoded (413), ` +
+    `nests objects and arrays at most ${jsonMaxDepth} levels deep, is UTF-8 (application/json, else 415) and may ` +
+    'be compressed with Content-Encoding gzip, deflate or br (an undecodable body is 400, other codings 415; ' +
+    `multipart bodies must not be compressed). When an answer comes before the body was read, up to ${mib(discardLimit)} ` +
+    'of it is read and dropped first; a longer body is answered at once with Connection: close, and the connection ' +
+    `is closed only after the answer was sent (the server reads on for at most ${LINGER_MS / 1000} s).`
+  );
+}

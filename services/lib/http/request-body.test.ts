@@ -125,6 +125,13 @@ describe('JSON request bodies', () => {
     expect(exceedsJsonDepth('{"unterminated', 0)).toBe(true);
   });
 
+  it('states the limits in the OpenAPI description', async () => {
+    const doc = await (await fetch(`${server.url}/openapi.json`)).json();
+    expect(doc.info.description).toContain('at most 4194304 bytes (4 MiB) as sent and once decoded');
+    expect(doc.info.description).toContain('at most 32 levels deep');
+    expect(doc.info.description).toContain('up to 16 MiB of it is read and dropped first');
+  });
+
   it('refuses other media types and charsets (415), invalid UTF-8, scalars and prototype keys (400)', async () => {
     await expectError(await post('{"name":"x"}', { 'content-type': 'text/plain' }), 415, /must be JSON/);
     await expectError(await post('{"name":"x"}', { 'content-type': 'application/json; charset=latin1' }), 415, /UTF-8/);
