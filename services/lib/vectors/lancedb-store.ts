@@ -1,15 +1,14 @@
 import { connect, type Connection, type Table } from '@lancedb/lancedb';
-import { Field, FixedSizeList, Float32, Float64, List, Schema, Utf8 } from 'apache-arrow';
+import { Schema } from 'apache-arrow';
 import { KeyedQueue } from '../keyed-queue/index.js';
-import { lanceWhere, listColumn } from './lancedb-filter.js';
+import { BASE_COLUMNS, columnField, filterValues, recordsToArrow } from './lancedb-batch.js';
+import { lanceWhere } from './lancedb-filter.js';
 import {
   assertValidFilter,
   assertValidK,
   assertValidRecord,
   assertValidVector,
   CANONICAL_FIELDS,
-  isNumber,
-  isScalar,
   MATCHES_NOTHING,
   numericFieldName,
   scalarFieldName,
@@ -44,13 +43,8 @@ export interface LanceDbVectorStoreOptions {
  * goes into a List<Utf8> column `l_K` of JSON-encoded items (`in`, `containsAll`), except `tags`, whose list column is
  * `tags`. Keys seen for the first time get their columns with addColumns. Canonical columns exist from the start.
  */
-const BASE_COLUMNS = ['id', 'vector', 'tags', 'metadata'];
 /** A column present in every table this version creates; a table without it predates numeric columns. */
 const NUMERIC_MARKER = numericFieldName('timestamp');
-
-function jsonList(): List {
-  return new List(new Field('item', new Utf8(), true));
-}
 
 /**
  * SQL for a new, empty filter column of the type its name's prefix calls for (see metadata-fields.ts). SQL rather than
@@ -65,16 +59,9 @@ function emptyColumnSql(name: string): string {
 function baseSchema(dimension: number): Schema {
   const filterColumns = Object.entries(CANONICAL_FIELDS).flatMap(([key, kind]) => {
     if (kind === 'string[]') return [];
-    const scalar = new Field(scalarFieldName(key), new Utf8(), true);
-    return kind === 'string' ? [scalar] : [scalar, new Field(numericFieldName(key), new Float64(), true)];
+    return kind === 'string' ? [scalarFieldName(key)] : [scalarFieldName(key), numericFieldName(key)];
   });
-  return new Schema([
-    new Field('id', new Utf8(), false),
-    new Field('vector', new FixedSizeList(dimension, new Field('item', new Float32(), true)), false),
-    new Field('tags', jsonList(), true),
-    new Field('metadata', new Utf8(), false),
-    ...filterColumns,
-  ]);
+  return new Schema([...BASE_COLUMNS, ...filterColumns].map((name) => columnField(name, dimension)));
 }
 
 /** VectorStore on an embedded LanceDB table persisted under a directory; cosine similarity, exact (flat) search. */
@@ -119,16 +106,11 @@ export class LanceDbVectorStore implements VectorStore {
   async insert(records: VectorRecord[]): Promise<void> {
     if (records.length === 0) return;
     for (const record of records) assertValidRecord(record, this.dimension);
-    const rows = records.map((record) => toRow(record));
+    const wanted = new Set(records.flatMap((record) => [...filterValues(record).keys()]));
     await this.write(async () => {
-      const wanted = new Set(rows.flatMap((row) => Object.keys(row)).filter((c) => !BASE_COLUMNS.includes(c)));
-      await this.ensureColumns([...wanted]);
-      // Every row names every column: rows built from JS objects take their schema from the first row.
-      const all = [...this.columns].filter((c) => !BASE_COLUMNS.includes(c));
-      const complete = rows.map((row) =>
-        Object.fromEntries([...Object.entries(row), ...all.filter((c) => !(c in row)).map((c) => [c, null])]),
-      );
-      await unavailableOnError('insert into LanceDB', () => this.table.add(complete));
+      await this.ensureColumns([...wanted].filter((c) => !BASE_COLUMNS.includes(c)));
+      const batch = recordsToArrow(records, [...this.columns], this.dimension);
+      await unavailableOnError('insert into LanceDB', () => this.table.add(batch));
     });
   }
 
@@ -254,19 +236,4 @@ export class LanceDbVectorStore implements VectorStore {
     }
     await this.refreshColumns();
   }
-}
-
-function toRow(record: VectorRecord): Record<string, unknown> {
-  const row: Record<string, unknown> = {
-    id: record.id,
-    vector: Array.from(record.vector),
-    metadata: JSON.stringify(record.metadata),
-    tags: Array.isArray(record.metadata.tags) ? record.metadata.tags.map((tag) => JSON.stringify(tag)) : [],
-  };
-  for (const [key, value] of Object.entries(record.metadata)) {
-    if (isScalar(value)) row[scalarFieldName(key)] = JSON.stringify(value);
-    if (isNumber(value)) row[numericFieldName(key)] = value;
-    if (Array.isArray(value) && key !== 'tags') row[listColumn(key)] = value.map((item) => JSON.stringify(item));
-  }
-  return row;
 }
