@@ -11,7 +11,9 @@ import { manifestProblems } from '../operator/api/crd-validation.js';
 import type { CustomResourceDefinition } from '../operator/api/crd.js';
 import { loadClusterOperatorConfig } from '../operator/config.js';
 import { loadAlertDispatchConfig } from '../services/alert-dispatch/config.js';
+import { loadCaptionQaConfig } from '../services/caption-qa/config.js';
 import { loadDataprepConfig } from '../services/dataprep/config.js';
+import { loadFrameAnalysisConfig } from '../services/frame-analysis/config.js';
 import { INGEST_WORKER_RULES, OPERATOR_RULES } from '../operator/drivers/kubernetes/rbac.js';
 import { exportedRuleSets, rbacRuleFiles } from './rbac-rule-files.js';
 
@@ -77,6 +79,20 @@ const envOf = (deployment: Manifest | undefined) =>
     ]),
   );
 
+/** A service pod's environment as its process sees it: ConfigMap + container env, the downward API's namespace filled. */
+function podEnv(manifests: Manifest[], service: string, namespace = 'argus'): Record<string, string> {
+  const container = find(manifests, 'Deployment', `rel-argus-${service}`)?.spec.template.spec.containers[0];
+  const vars: Record<string, string> = { ...find(manifests, 'ConfigMap', `rel-argus-${service}`)?.data };
+  for (const e of container.env) vars[e.name] = e.value ?? namespace;
+  return vars;
+}
+
+/** The rendered ingress as [host, path, backend Service] rows, sorted. */
+const routesOf = (ingress: Manifest | undefined) =>
+  (ingress?.spec.rules as any[])
+    .flatMap((rule) => rule.http.paths.map((p: any) => [rule.host, p.path, p.pathType, p.backend.service.name]))
+    .sort();
+
 describe('the helm chart', () => {
   it('passes helm lint --strict, cluster-wide and namespaced', async () => {
     await run(helm, ['lint', '--strict', chart], { env });
@@ -90,6 +106,23 @@ describe('the helm chart', () => {
     [
       'namespaced, with ingress and GPU workers',
       ['watchNamespace=team-a', 'ingress.enabled=true', 'worker.resources.limits.nvidia\\.com/gpu=1'],
+    ],
+    [
+      'frame-analysis on a GPU pool, caption-qa on Weaviate and S3, one host per service',
+      [
+        'ingress.enabled=true',
+        'ingress.hosts.dataprep=media.test',
+        'ingress.hosts.alert-dispatch=alerts.test',
+        'services.frame-analysis.env.ARGUS_ORT_PROVIDER=cuda',
+        'services.frame-analysis.resources.limits.nvidia\\.com/gpu=1',
+        'services.frame-analysis.nodeSelector.nvidia\\.com/gpu\\.present=true',
+        'services.frame-analysis.tolerations[0].key=nvidia.com/gpu',
+        'services.frame-analysis.tolerations[0].operator=Exists',
+        'services.frame-analysis.tolerations[0].effect=NoSchedule',
+        'services.caption-qa.env.CAPTION_QA_VECTORDB_BACKEND=weaviate',
+        'services.caption-qa.env.CAPTION_QA_WEAVIATE_URL=http://weaviate:8080',
+        'services.caption-qa.envFromSecret=caption-qa-keys',
+      ],
     ],
     [
       'without CRDs, with volumes and a secret',
@@ -245,54 +278,219 @@ describe('the helm chart', () => {
     for (const [service, port, health] of [
       ['dataprep', 6007, '/v1/dataprep/health'],
       ['alert-dispatch', 8000, '/api/v1/health'],
+      ['frame-analysis', 8085, '/api/v1/health'],
+      ['caption-qa', 4172, '/api/health'],
     ] as const) {
       const deployment = find(manifests, 'Deployment', `rel-argus-${service}`);
       const container = deployment?.spec.template.spec.containers[0];
       expect(container.args).toEqual(['serve', service]);
       expect(container.ports).toEqual([{ name: 'http', containerPort: port }]);
-      expect(container.readinessProbe.httpGet).toEqual({ path: health, port: 'http' });
+      for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe'])
+        expect(container[probe].httpGet).toEqual({ path: health, port: 'http' });
       expect(Object.values(envOf(deployment))).toContain('0.0.0.0');
       expect(find(manifests, 'Service', `rel-argus-${service}`)?.spec.ports).toEqual([
         { name: 'http', port, targetPort: 'http' },
       ]);
       expect(find(manifests, 'ConfigMap', `rel-argus-${service}`)?.data.ARGUS_CONTROL_PLANE).toBe('kubernetes');
     }
-    // What each service's own config makes of its pod's environment (ConfigMap + container env; the downward API's
-    // namespace filled in as the kubelet would).
-    const podEnv = (service: string, namespace: string) => {
-      const container = find(manifests, 'Deployment', `rel-argus-${service}`)?.spec.template.spec.containers[0];
-      const vars: Record<string, string> = { ...find(manifests, 'ConfigMap', `rel-argus-${service}`)?.data };
-      for (const e of container.env) vars[e.name] = e.value ?? namespace;
-      return vars;
-    };
-    const dataprep = loadDataprepConfig(podEnv('dataprep', 'argus'));
+    // What each service's own config makes of its pod's environment.
+    const dataprep = loadDataprepConfig(podEnv(manifests, 'dataprep'));
     expect(dataprep).toMatchObject({ host: '0.0.0.0', port: 6007 });
     expect(dataprep.platform).toMatchObject({ controlPlane: 'kubernetes', namespace: 'argus' });
-    const alertDispatch = loadAlertDispatchConfig(podEnv('alert-dispatch', 'argus'));
+    const alertDispatch = loadAlertDispatchConfig(podEnv(manifests, 'alert-dispatch'));
     expect(alertDispatch).toMatchObject({ host: '0.0.0.0', port: 8000 });
     expect(alertDispatch.platform).toMatchObject({ controlPlane: 'kubernetes', dataDir: '/var/lib/argus/data' });
+    const frameAnalysis = loadFrameAnalysisConfig(podEnv(manifests, 'frame-analysis'));
+    expect(frameAnalysis).toMatchObject({ host: '0.0.0.0', port: 8085 });
+    expect(frameAnalysis.platform).toMatchObject({ provider: 'cpu', modelsDir: '/var/lib/argus/models' });
+    const captionQa = loadCaptionQaConfig(podEnv(manifests, 'caption-qa'));
+    expect(captionQa).toMatchObject({ host: '0.0.0.0', port: 4172, dataDir: '/var/lib/argus/data/caption-qa' });
+    expect(captionQa.vectors.backend).toBe('lancedb');
 
     const without = await template('services.alert-dispatch.enabled=false');
     expect(find(without, 'Deployment', 'rel-argus-alert-dispatch')).toBeUndefined();
     expect(find(without, 'Deployment', 'rel-argus-dataprep')).toBeDefined();
   });
 
-  it('routes each enabled service under its base path when the ingress is on', async () => {
+  it('places frame-analysis on a GPU pool from its values: GPU limit, node selector, tolerations, CUDA provider', async () => {
+    const manifests = await template(
+      'services.frame-analysis.env.ARGUS_ORT_PROVIDER=cuda',
+      'services.frame-analysis.env.VLM_BASE_URL=http://vllm:8000/v1',
+      'services.frame-analysis.envFromSecret=vlm-key',
+      'services.frame-analysis.replicas=3',
+      'services.frame-analysis.resources.limits.nvidia\\.com/gpu=1',
+      'services.frame-analysis.nodeSelector.nvidia\\.com/gpu\\.present=true',
+      'services.frame-analysis.tolerations[0].key=nvidia.com/gpu',
+      'services.frame-analysis.tolerations[0].operator=Exists',
+      'services.frame-analysis.tolerations[0].effect=NoSchedule',
+      'services.frame-analysis.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=gpu-type',
+      'services.frame-analysis.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=In',
+      'services.frame-analysis.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values={l4}',
+    );
+    const deployment = find(manifests, 'Deployment', 'rel-argus-frame-analysis');
+    const pod = deployment?.spec.template.spec;
+    expect(deployment?.spec.replicas).toBe(3);
+    // Label values stay strings: a boolean `true` would be refused by the API server.
+    expect(pod.nodeSelector).toEqual({ 'nvidia.com/gpu.present': 'true' });
+    expect(pod.tolerations).toEqual([{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }]);
+    expect(pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms).toEqual([
+      { matchExpressions: [{ key: 'gpu-type', operator: 'In', values: ['l4'] }] },
+    ]);
+    expect(pod.containers[0].resources).toEqual({
+      requests: { cpu: '1', memory: '1Gi' },
+      limits: { memory: '3Gi', 'nvidia.com/gpu': 1 },
+    });
+    expect(pod.containers[0].envFrom).toEqual([
+      { configMapRef: { name: 'rel-argus-frame-analysis' } },
+      { secretRef: { name: 'vlm-key' } },
+    ]);
+    const config = loadFrameAnalysisConfig(podEnv(manifests, 'frame-analysis'));
+    expect(config.platform.provider).toBe('cuda');
+    expect(config.vlm?.baseUrl).toBe('http://vllm:8000/v1');
+    // Only frame-analysis moves: the other services stay on CPU nodes.
+    const dataprep = find(manifests, 'Deployment', 'rel-argus-dataprep')?.spec.template.spec;
+    expect([dataprep.nodeSelector, dataprep.tolerations, dataprep.containers[0].resources.limits]).toEqual([
+      undefined,
+      undefined,
+      { memory: '4Gi' },
+    ]);
+    expect(loadDataprepConfig(podEnv(manifests, 'dataprep')).platform.provider).toBe('cpu');
+  });
+
+  it('configures caption-qa for the cluster from its values: Weaviate vectors, kept frames in S3, the LLM', async () => {
+    const manifests = await template(
+      'services.caption-qa.env.CAPTION_QA_VECTORDB_BACKEND=weaviate',
+      'services.caption-qa.env.CAPTION_QA_WEAVIATE_URL=http://weaviate:8080',
+      'services.caption-qa.env.CAPTION_QA_WEAVIATE_GRPC_URL=http://weaviate-grpc:50051',
+      'services.caption-qa.env.CAPTION_QA_STORAGE_BACKEND=s3',
+      'services.caption-qa.env.CAPTION_QA_S3_ENDPOINT=http://minio:9000',
+      'services.caption-qa.env.CAPTION_QA_S3_FORCE_PATH_STYLE=true',
+      'services.caption-qa.env.LLM_BASE_URL=http://vllm:8000/v1',
+      'services.caption-qa.envFromSecret=caption-qa-keys',
+      'env.ARGUS_LOG_LEVEL=debug',
+    );
+    const configMap = find(manifests, 'ConfigMap', 'rel-argus-caption-qa');
+    // Every value a string, as a ConfigMap needs (`true` from --set would be a boolean otherwise).
+    expect(configMap?.data).toMatchObject({ CAPTION_QA_S3_FORCE_PATH_STYLE: 'true', ARGUS_LOG_LEVEL: 'debug' });
+    const deployment = find(manifests, 'Deployment', 'rel-argus-caption-qa');
+    expect(deployment?.spec.template.spec.containers[0].envFrom).toContainEqual({
+      secretRef: { name: 'caption-qa-keys' },
+    });
+    // The keys come from the Secret in the pod; here they stand for it.
+    const config = loadCaptionQaConfig({
+      ...podEnv(manifests, 'caption-qa'),
+      CAPTION_QA_S3_ACCESS_KEY_ID: 'id',
+      CAPTION_QA_S3_SECRET_ACCESS_KEY: 'secret',
+    });
+    expect(config.vectors).toMatchObject({
+      backend: 'weaviate',
+      url: 'http://weaviate:8080',
+      grpcUrl: 'http://weaviate-grpc:50051',
+      captionTable: 'CaptionQaCaptions',
+      frameTable: 'CaptionQaFrames',
+    });
+    expect(config.storage).toMatchObject({ backend: 's3', endpoint: 'http://minio:9000', forcePathStyle: true });
+    expect(config.llm?.baseUrl).toBe('http://vllm:8000/v1');
+    // A changed configuration rolls the pods.
+    const before = find(await template(), 'Deployment', 'rel-argus-caption-qa');
+    expect(deployment?.spec.template.metadata.annotations['checksum/config']).not.toBe(
+      before?.spec.template.metadata.annotations['checksum/config'],
+    );
+  });
+
+  it('routes each enabled service under its base path, the overlapping ones on hosts of their own', async () => {
     expect((await template()).filter((m) => m.kind === 'Ingress')).toEqual([]);
     const ingress = find(await template('ingress.enabled=true', 'ingress.host=argus.test'), 'Ingress', 'rel-argus');
-    expect(ingress?.spec.rules[0].host).toBe('argus.test');
-    expect(
-      ingress?.spec.rules[0].http.paths.map((p: any) => [p.path, p.pathType, p.backend.service.name]).sort(),
-    ).toEqual([
-      ['/api/v1', 'Prefix', 'rel-argus-alert-dispatch'],
-      ['/v1/dataprep', 'Prefix', 'rel-argus-dataprep'],
+    expect(routesOf(ingress)).toEqual([
+      ['argus.test', '/api/v1', 'Prefix', 'rel-argus-alert-dispatch'],
+      ['argus.test', '/v1/dataprep', 'Prefix', 'rel-argus-dataprep'],
+      ['caption-qa.argus.example.com', '/api', 'Prefix', 'rel-argus-caption-qa'],
+      ['frame-analysis.argus.example.com', '/api/v1', 'Prefix', 'rel-argus-frame-analysis'],
     ]);
   });
 
-  it('refuses a service it does not know, naming it', async () => {
-    await expect(template('services.frame-analysis.enabled=true')).rejects.toThrow(
-      /services\.frame-analysis: unknown service/,
+  it('puts every service on a host of its own when each is given one, and no rule on an unused shared host', async () => {
+    const manifests = await template(
+      'ingress.enabled=true',
+      'ingress.className=nginx',
+      'ingress.hosts.dataprep=media.test',
+      'ingress.hosts.alert-dispatch=alerts.test',
+      'ingress.hosts.frame-analysis=poses.test',
+      'ingress.hosts.caption-qa=qa.test',
+      'ingress.tls[0].secretName=argus-tls',
+      'ingress.tls[0].hosts={media.test,alerts.test,poses.test,qa.test}',
     );
+    const ingress = find(manifests, 'Ingress', 'rel-argus');
+    expect(routesOf(ingress)).toEqual([
+      ['alerts.test', '/api/v1', 'Prefix', 'rel-argus-alert-dispatch'],
+      ['media.test', '/v1/dataprep', 'Prefix', 'rel-argus-dataprep'],
+      ['poses.test', '/api/v1', 'Prefix', 'rel-argus-frame-analysis'],
+      ['qa.test', '/api', 'Prefix', 'rel-argus-caption-qa'],
+    ]);
+    expect(ingress?.spec).toMatchObject({ ingressClassName: 'nginx', tls: [{ secretName: 'argus-tls' }] });
+    // Every backend is a Service the chart made, on the port named http.
+    for (const rule of ingress?.spec.rules ?? [])
+      for (const p of rule.http.paths) {
+        expect(find(manifests, 'Service', p.backend.service.name)?.spec.ports[0].name).toBe('http');
+        expect(p.backend.service.port).toEqual({ name: 'http' });
+      }
+    expect(await apiSchemaProblems([ingress as Manifest])).toEqual([]);
+  });
+
+  it('lets a service share the host when nothing enabled there overlaps its paths', async () => {
+    const ingress = find(
+      await template(
+        'ingress.enabled=true',
+        'ingress.hosts.caption-qa=',
+        'services.alert-dispatch.enabled=false',
+        'services.frame-analysis.enabled=false',
+      ),
+      'Ingress',
+      'rel-argus',
+    );
+    expect(routesOf(ingress)).toEqual([
+      ['argus.example.com', '/api', 'Prefix', 'rel-argus-caption-qa'],
+      ['argus.example.com', '/v1/dataprep', 'Prefix', 'rel-argus-dataprep'],
+    ]);
+  });
+
+  it.each([
+    [
+      'the same base path',
+      ['ingress.hosts.frame-analysis='],
+      'ingress: alert-dispatch (/api/v1) and frame-analysis (/api/v1) would share paths on host argus.example.com: ' +
+        'give one of them a host of its own (ingress.hosts.alert-dispatch or ingress.hosts.frame-analysis)',
+    ],
+    [
+      'one base path inside the other',
+      ['ingress.hosts.caption-qa='],
+      'ingress: alert-dispatch (/api/v1) and caption-qa (/api) would share paths on host argus.example.com: ' +
+        'give one of them a host of its own (ingress.hosts.alert-dispatch or ingress.hosts.caption-qa)',
+    ],
+    [
+      'two services given the same own host',
+      ['ingress.hosts.frame-analysis=api.test', 'ingress.hosts.caption-qa=api.test'],
+      'ingress: caption-qa (/api) and frame-analysis (/api/v1) would share paths on host api.test: ' +
+        'give one of them a host of its own (ingress.hosts.caption-qa or ingress.hosts.frame-analysis)',
+    ],
+  ])('refuses two enabled services whose paths overlap on one host (%s), naming them', async (_name, set, message) => {
+    await expect(template('ingress.enabled=true', ...set)).rejects.toThrow(message);
+  });
+
+  it('refuses an ingress host for a service it does not know, and a service without any host', async () => {
+    await expect(template('ingress.enabled=true', 'ingress.hosts.pose-tracker=x.test')).rejects.toThrow(
+      /ingress\.hosts\.pose-tracker: unknown service \(known: alert-dispatch, caption-qa, dataprep, frame-analysis\)/,
+    );
+    await expect(template('ingress.enabled=true', 'ingress.host=')).rejects.toThrow(
+      'ingress: services.alert-dispatch has no host: set ingress.hosts.alert-dispatch or ingress.host',
+    );
+  });
+
+  it('refuses a service it does not know, naming it, enabled or not', async () => {
+    for (const enabled of ['true', 'false'])
+      await expect(template(`services.pose-tracker.enabled=${enabled}`)).rejects.toThrow(
+        /services\.pose-tracker: unknown service \(known: alert-dispatch, caption-qa, dataprep, frame-analysis\)/,
+      );
   });
 
   it('ships the rule files npm run chart:rbac generates', async () => {

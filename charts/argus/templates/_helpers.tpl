@@ -39,26 +39,53 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{ .Values.watchNamespace | default .Release.Namespace }}
 {{- end -}}
 
-{{/* What the chart knows of each service: its port, base path and the variables that make it listen on the pod IP. */}}
+{{/*
+What the chart knows of each service: its port, base path (the ingress routes it), health path, the variables that
+make it listen on the pod IP, and its probes (startupProbe covers what a service does before it listens).
+*/}}
 {{- define "argus.serviceFacts" -}}
 dataprep:
   port: 6007
   basePath: /v1/dataprep
+  healthPath: /v1/dataprep/health
   hostVariable: MM_DATAPREP_HOST
   portVariable: MM_DATAPREP_HOST_PORT
+  # The first start imports the default models (about a second on a laptop; slow nodes get two minutes).
+  startup: { periodSeconds: 5, failureThreshold: 24 }
 alert-dispatch:
   port: 8000
   basePath: /api/v1
+  healthPath: /api/v1/health
   hostVariable: ALERT_DISPATCH_HOST
   portVariable: ALERT_DISPATCH_PORT
+  startup: { periodSeconds: 5, failureThreshold: 24 }
+frame-analysis:
+  port: 8085
+  basePath: /api/v1
+  healthPath: /api/v1/health
+  hostVariable: FRAME_ANALYSIS_HOST
+  portVariable: FRAME_ANALYSIS_PORT
+  # Before it listens: the MultiPose import on an empty models dir (a download from the npm registry, ~10 s) and,
+  # with ARGUS_ORT_PROVIDER=cuda, the CUDA provider's load: five minutes.
+  startup: { periodSeconds: 5, failureThreshold: 60 }
+caption-qa:
+  port: 4172
+  basePath: /api
+  healthPath: /api/health
+  hostVariable: CAPTION_QA_HOST
+  portVariable: CAPTION_QA_PORT
+  # Imports and loads both embedders before it listens (CAPTION_QA_PRELOAD_MODELS).
+  startup: { periodSeconds: 5, failureThreshold: 24 }
 {{- end -}}
 
-{{/* One service's facts, failing on a service the chart does not know: pass (list $ "name"). */}}
+{{/* One service's facts, failing on a service the chart does not know: pass (list $ "name" ["values.key"]). */}}
 {{- define "argus.service" -}}
 {{- $facts := include "argus.serviceFacts" (index . 0) | fromYaml -}}
 {{- $name := index . 1 -}}
+{{- $where := "services" -}}
+{{- if gt (len .) 2 }}{{ $where = index . 2 }}{{ end -}}
 {{- if not (hasKey $facts $name) -}}
-{{- fail (printf "services.%s: unknown service (known: %s)" $name (keys $facts | sortAlpha | join ", ")) -}}
+{{- fail (printf "%s.%s: unknown service (known: %s)" $where $name (keys $facts | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- index $facts $name | toYaml -}}
 {{- end -}}
