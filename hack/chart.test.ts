@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import YAML from 'yaml';
+import { SERVICES } from '../bin/services.js';
 import { crdManifests } from '../operator/api/crd-manifests.js';
 import { manifestProblems } from '../operator/api/crd-validation.js';
 import type { CustomResourceDefinition } from '../operator/api/crd.js';
@@ -310,6 +311,12 @@ describe('the helm chart', () => {
     const without = await template('services.alert-dispatch.enabled=false');
     expect(find(without, 'Deployment', 'rel-argus-alert-dispatch')).toBeUndefined();
     expect(find(without, 'Deployment', 'rel-argus-dataprep')).toBeDefined();
+  });
+
+  it('runs exactly the services `argus serve` knows, each by default', async () => {
+    const deployments = (await template()).filter((m) => m.kind === 'Deployment');
+    const services = deployments.map((m) => m.spec.template.spec.containers[0].args).filter((a) => a[0] === 'serve');
+    expect(services.map((a) => a[1]).sort()).toEqual(Object.keys(SERVICES).sort());
   });
 
   it('places frame-analysis on a GPU pool from its values: GPU limit, node selector, tolerations, CUDA provider', async () => {
