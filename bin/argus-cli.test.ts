@@ -28,13 +28,13 @@ describe('argus command line', () => {
     const run = await argus(args);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^usage: argus <command>/);
-    expect(run.stdout).toMatch(/serve <service> .*dataprep, alert-dispatch, frame-analysis/);
+    expect(run.stdout).toMatch(/serve <service> .*dataprep, alert-dispatch, frame-analysis, caption-qa/);
     expect(run.stderr).toBe('');
   });
 
   it.each([
     [['launch'], "unknown command 'launch'; one of: up, serve, models, operator, worker, help"],
-    [['serve', 'dataprop'], "unknown service 'dataprop'; one of: dataprep, alert-dispatch, frame-analysis"],
+    [['serve', 'dataprop'], "unknown service 'dataprop'; one of: dataprep, alert-dispatch, frame-analysis, caption-qa"],
     [['up', '--detach'], "unknown option '--detach'"],
     [['models', 'import', '--forse'], "unknown option '--forse'"],
     [['serve', 'dataprep', 'alert-dispatch'], "unexpected argument 'alert-dispatch'"],

@@ -24,6 +24,7 @@ describe('npm start', () => {
         MM_DATAPREP_HOST_PORT: '0',
         ALERT_DISPATCH_PORT: '0',
         FRAME_ANALYSIS_PORT: '0',
+        CAPTION_QA_PORT: '0',
       }),
     );
     let pid: number | undefined;

@@ -60,4 +60,14 @@ export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
       start: (config, { logger }) => startFrameAnalysisFrom(config, logger),
     };
   },
+  // Ignores the control plane: captions are stored and questions answered within their requests.
+  'caption-qa': async () => {
+    const { captionQaSettings, loadCaptionQaConfig } = await import('../services/caption-qa/config.js');
+    const { startCaptionQaFrom } = await import('../services/caption-qa/main.js');
+    return {
+      settings: captionQaSettings,
+      loadConfig: loadCaptionQaConfig,
+      start: (config, { logger }) => startCaptionQaFrom(config, logger),
+    };
+  },
 };

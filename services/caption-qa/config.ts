@@ -2,7 +2,7 @@ import path from 'node:path';
 import Joi from 'joi';
 import { IANAZone } from 'luxon';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
-import type { PlatformConfig } from '../lib/config/index.js';
+import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
 import { llmConfigFrom, llmEnvSchema, type LlmConfig } from '../lib/llm/index.js';
 import type { ObjectStoreConfig } from '../lib/storage/index.js';
 
@@ -124,7 +124,7 @@ const schema = Joi.object({
   .and('CAPTION_QA_S3_ACCESS_KEY_ID', 'CAPTION_QA_S3_SECRET_ACCESS_KEY');
 
 /** What caption-qa reads from the environment, and the prefixes it owns (LLM_* shared with alert-dispatch). */
-export const captionQaSettings = { schema, prefixes: OWNED_PREFIXES };
+export const captionQaSettings: SettingsScope = { schema, prefixes: OWNED_PREFIXES };
 
 const MB = 1024 * 1024;
 
