@@ -248,7 +248,9 @@ export async function embedMedia(
 
   const decode = async () => {
     if (!isVideo) {
-      const image = await clock.time('decode', () => decodeImage(request.localPath));
+      const image = await clock.time('decode', () =>
+        decodeImage(request.localPath, { ffmpeg: deps.ffmpegPaths?.ffmpeg }),
+      );
       framesExtracted = 1;
       await frames.push({ frameId: 0, timestampSeconds: 0, image });
       return;
