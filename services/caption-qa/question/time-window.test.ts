@@ -93,6 +93,15 @@ describe('parseTimeWindow', () => {
     expect(parse('this evening')).toMatchObject({ from: local('2026-03-10T18:00'), to: local('2026-03-11T00:00') - 1 });
   });
 
+  it('reads "since" a day word as from the start of that span up to now', () => {
+    expect(parse('anything since yesterday?')).toEqual({
+      from: local('2026-03-09T00:00'),
+      to: now,
+      phrase: 'since yesterday',
+    });
+    expect(parse('since this morning')).toMatchObject({ from: local('2026-03-10T05:00'), to: now });
+  });
+
   it('counts days in the zone, not in UTC', () => {
     // 00:30 in Paris is still the previous day in UTC.
     const early = DateTime.fromISO('2026-03-10T00:30', { zone }).toMillis();

@@ -151,8 +151,8 @@ function dayWindow(ctx: TimeContext, question: string): TimeWindow | undefined {
 /**
  * Reads the time words of a question as a window of capture times: "in the last 10 minutes", "past hour",
  * "5 minutes ago", "since 14:00", "at 14:05" (± the tolerance), "between 9am and 11am", "today", "yesterday",
- * "this morning", "yesterday afternoon", "last night"; a clock time with "yesterday" is yesterday's. Undefined when
- * the question has none. Pure: the present and the zone come from `ctx`.
+ * "this morning", "yesterday afternoon", "last night" (with "since": up to now); a clock time with "yesterday" is
+ * yesterday's. Undefined when the question has none. Pure: the present and the zone come from `ctx`.
  */
 export function parseTimeWindow(question: string, ctx: TimeContext): TimeWindow | undefined {
   const last = LAST_SPAN.exec(question);
@@ -192,5 +192,10 @@ export function parseTimeWindow(question: string, ctx: TimeContext): TimeWindow 
       return { from: centre - ctx.atToleranceMs, to: centre + ctx.atToleranceMs, phrase: at[0].trim() };
     }
   }
-  return dayWindow(ctx, question);
+  const day = dayWindow(ctx, question);
+  // "since yesterday", "since this morning": from the start of that span up to now.
+  if (day && new RegExp(String.raw`\bsince\s+${day.phrase}`, 'i').test(question)) {
+    return { from: day.from, to: ctx.now, phrase: `since ${day.phrase}` };
+  }
+  return day;
 }
