@@ -67,6 +67,74 @@ describe('LanceDbVectorStore specifics', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('stays exact below the index threshold, builds the vector index from it, and still finds rows added later', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lancedb-ann-'));
+    const dimension = 16;
+    // Vectors around 8 directions, so the index has clusters to learn; each row is findable by its own vector.
+    const vectorOf = (i: number) => {
+      let x = (i * 2654435761) >>> 0 || 1;
+      return Array.from({ length: dimension }, (_, d) => {
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        return (d === i % 8 ? 4 : 0) + (x >>> 0) / 0xffffffff;
+      });
+    };
+    const rows = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, j) => ({
+        id: `r${from + j}`,
+        vector: vectorOf(from + j),
+        metadata: { video_id: `v${(from + j) % 5}`, timestamp: from + j },
+      }));
+    const errors: unknown[] = [];
+    const options = {
+      dir,
+      table: 't',
+      dimension,
+      index: { minRows: 500, reindexRows: 100 },
+      onIndexError: (e: unknown) => errors.push(e),
+    };
+    const store = await LanceDbVectorStore.open(options);
+    await store.insert(rows(0, 400));
+    await store.indexSettled();
+    // A second handle on the table, reading its latest version each time.
+    const db = await connect(dir, { readConsistencyInterval: 0 });
+    const table = await db.openTable('t');
+    expect(await table.listIndices()).toEqual([]);
+    await store.insert(rows(400, 600));
+    await store.indexSettled();
+    expect(errors).toEqual([]);
+    expect((await table.listIndices()).map((index) => index.columns)).toEqual([['vector']]);
+    expect(await table.indexStats('vector_idx')).toMatchObject({ numIndexedRows: 600, numUnindexedRows: 0 });
+    // Rows added after the build are not in the index yet, and are found all the same.
+    await store.insert(rows(600, 650));
+    expect(await table.indexStats('vector_idx')).toMatchObject({ numUnindexedRows: 50 });
+    for (const i of [3, 321, 599, 612, 649]) {
+      const [hit] = await store.search(vectorOf(i), 1);
+      expect(hit).toMatchObject({ id: `r${i}` });
+      expect(hit.score).toBeCloseTo(1, 3);
+    }
+    // Filters apply with the index as without it, and exact search agrees on the top hit.
+    const filtered = await store.search(vectorOf(10), 5, {
+      equals: { video_id: 'v0' },
+      range: { timestamp: { gte: 5 } },
+    });
+    expect(filtered.map((h) => h.id)).toContain('r10');
+    expect(filtered.every((h) => h.metadata.video_id === 'v0' && (h.metadata.timestamp as number) >= 5)).toBe(true);
+    const [exact] = await store.search(vectorOf(612), 1, undefined, { exact: true });
+    expect(exact.id).toBe('r612');
+    // Enough waiting rows: merged into the index by an optimize.
+    await store.insert(rows(650, 760));
+    await store.indexSettled();
+    expect(await table.indexStats('vector_idx')).toMatchObject({ numIndexedRows: 760, numUnindexedRows: 0 });
+    expect(await store.count({ range: { timestamp: { gte: 700 } } })).toBe(60);
+    expect(errors).toEqual([]);
+    table.close();
+    db.close();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
   it('refuses to open a table with another dimension', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lancedb-dim-'));
     const store = await LanceDbVectorStore.open({ dir, table: 't', dimension: 4 });

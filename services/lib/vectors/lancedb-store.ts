@@ -3,6 +3,7 @@ import { Schema } from 'apache-arrow';
 import { KeyedQueue } from '../keyed-queue/index.js';
 import { BASE_COLUMNS, columnField, filterValues, recordsToArrow } from './lancedb-batch.js';
 import { lanceWhere } from './lancedb-filter.js';
+import { DEFAULT_INDEX_OPTIONS, maintainVectorIndex, type LanceDbIndexOptions } from './lancedb-index.js';
 import {
   assertValidFilter,
   assertValidK,
@@ -34,6 +35,16 @@ export interface LanceDbVectorStoreOptions {
    * Default 0: every read checks for new versions, which costs one manifest lookup on a local disk.
    */
   readConsistencySeconds?: number;
+  /** When to build the vector index and how to query it (see LanceDbIndexOptions); defaults suit 1792-d frames. */
+  index?: Partial<LanceDbIndexOptions>;
+  /** Told when background index maintenance fails (it is retried with back-off); default: ignored. */
+  onIndexError?: (error: unknown) => void;
+}
+
+/** Per-search options of the embedded store beyond the VectorStore port. */
+export interface LanceDbSearchOptions {
+  /** Ignore the vector index and compare with every row (the reference an index's recall is measured against). */
+  exact?: boolean;
 }
 
 /*
@@ -46,16 +57,6 @@ export interface LanceDbVectorStoreOptions {
 /** A column present in every table this version creates; a table without it predates numeric columns. */
 const NUMERIC_MARKER = numericFieldName('timestamp');
 
-/**
- * SQL for a new, empty filter column of the type its name's prefix calls for (see metadata-fields.ts). SQL rather than
- * Arrow fields: addColumns recognises fields by class, and lancedb's CommonJS copy of apache-arrow is not ours.
- */
-function emptyColumnSql(name: string): string {
-  if (name.startsWith('n_') || name.startsWith('nx_')) return 'CAST(NULL AS DOUBLE)';
-  if (name.startsWith('l_') || name.startsWith('lx_')) return "arrow_cast(NULL, 'List(Utf8)')";
-  return 'CAST(NULL AS STRING)';
-}
-
 function baseSchema(dimension: number): Schema {
   const filterColumns = Object.entries(CANONICAL_FIELDS).flatMap(([key, kind]) => {
     if (kind === 'string[]') return [];
@@ -64,19 +65,39 @@ function baseSchema(dimension: number): Schema {
   return new Schema([...BASE_COLUMNS, ...filterColumns].map((name) => columnField(name, dimension)));
 }
 
-/** VectorStore on an embedded LanceDB table persisted under a directory; cosine similarity, exact (flat) search. */
+/**
+ * VectorStore on an embedded LanceDB table persisted under a directory; cosine similarity. Exact (flat) search on
+ * small tables; an IVF-RQ index, built and kept up to date in the background, once the table is large (see
+ * LanceDbIndexOptions).
+ */
 export class LanceDbVectorStore implements VectorStore {
   readonly backend = 'lancedb';
   private columns = new Set<string>();
   /** One write at a time on the table (key: its name), so schema changes and inserts do not interleave. */
   private readonly writes = new KeyedQueue<string>();
+  /**
+   * Index maintenance in the background, one step at a time, requests coalesced. Inserts and searches never wait
+   * for it (LanceDB appends and reads beside an index build); deletes and schema changes, which rewrite what an
+   * index build reads, run in its chain.
+   */
+  private readonly indexing: KeyedQueue<string>;
+  private readonly indexOptions: LanceDbIndexOptions;
 
   private constructor(
     private readonly db: Connection,
     private readonly table: Table,
     private readonly tableName: string,
     readonly dimension: number,
-  ) {}
+    options: LanceDbVectorStoreOptions,
+  ) {
+    this.indexOptions = { ...DEFAULT_INDEX_OPTIONS, ...options.index };
+    this.indexing = new KeyedQueue<string>({
+      handler: async () => {
+        await maintainVectorIndex(this.table, this.dimension, this.indexOptions);
+      },
+      onError: (_key, error) => options.onIndexError?.(error),
+    });
+  }
 
   /** Opens (or creates) the table; refuses an existing table whose vectors have another dimension. */
   static async open(options: LanceDbVectorStoreOptions): Promise<LanceDbVectorStore> {
@@ -90,7 +111,7 @@ export class LanceDbVectorStore implements VectorStore {
         ? db.openTable(name)
         : db.createEmptyTable(name, baseSchema(dimension), { existOk: true }),
     );
-    const store = new LanceDbVectorStore(db, table, name, dimension);
+    const store = new LanceDbVectorStore(db, table, name, dimension, options);
     const existing = await store.refreshColumns();
     const vectorField = existing.fields.find((field) => field.name === 'vector');
     const actual = (vectorField?.type as { listSize?: number } | undefined)?.listSize;
@@ -100,6 +121,7 @@ export class LanceDbVectorStore implements VectorStore {
       throw new RangeError(`table ${name} holds vectors of dimension ${actual}, configured ${dimension}`);
     }
     if (!store.columns.has(NUMERIC_MARKER)) await store.write(() => store.addNumericColumns());
+    store.indexing.enqueue(name);
     return store;
   }
 
@@ -112,9 +134,15 @@ export class LanceDbVectorStore implements VectorStore {
       const batch = recordsToArrow(records, [...this.columns], this.dimension);
       await unavailableOnError('insert into LanceDB', () => this.table.add(batch));
     });
+    this.indexing.enqueue(this.tableName);
   }
 
-  async search(vector: Float32Array | number[], k: number, filter?: VectorFilter): Promise<VectorHit[]> {
+  async search(
+    vector: Float32Array | number[],
+    k: number,
+    filter?: VectorFilter,
+    options: LanceDbSearchOptions = {},
+  ): Promise<VectorHit[]> {
     assertValidVector(vector, this.dimension);
     assertValidK(k);
     const where = await this.whereFor(filter);
@@ -125,6 +153,11 @@ export class LanceDbVectorStore implements VectorStore {
         .distanceType('cosine')
         .select(['id', 'metadata', '_distance'])
         .limit(k);
+      // Without an index LanceDB ignores these; rows not in the index yet are searched exactly beside it. Only the
+      // minimum of partitions is set: under a narrow filter LanceDB probes more until it has k rows.
+      query = options.exact
+        ? query.bypassVectorIndex()
+        : query.minimumNprobes(this.indexOptions.nprobes).refineFactor(this.indexOptions.refineFactor);
       if (where) query = query.where(where);
       return query.toArray();
     });
@@ -137,7 +170,7 @@ export class LanceDbVectorStore implements VectorStore {
 
   async delete(filter: VectorFilter): Promise<number> {
     assertValidFilter(filter);
-    return this.write(async () => {
+    return this.structural(async () => {
       const where = await this.whereFor(filter);
       if (where === MATCHES_NOTHING) return 0;
       const predicate = where ?? 'true';
@@ -160,15 +193,30 @@ export class LanceDbVectorStore implements VectorStore {
     return 'ok';
   }
 
-  /** Lets the writes under way finish (later ones are refused), then closes the table. */
+  /** Resolves once the index maintenance asked for so far has run (tests and benchmarks wait for the index). */
+  async indexSettled(): Promise<void> {
+    await this.indexing.run(this.tableName, async () => undefined);
+  }
+
+  /**
+   * Lets the writes under way finish (later ones are refused), then closes the table. An index build under way is
+   * not waited for: it cannot be cancelled, may take minutes on a large table, and a build cut short leaves the table
+   * as it was (LanceDB commits an index atomically); the next open starts it again.
+   */
   async close(): Promise<void> {
     await this.writes.close();
+    void this.indexing.close();
     this.table.close();
     this.db.close();
   }
 
   private write<T>(action: () => Promise<T>): Promise<T> {
     return this.writes.run(this.tableName, action);
+  }
+
+  /** A write that rewrites existing data or the schema: also waits for index maintenance, and it for the write. */
+  private structural<T>(action: () => Promise<T>): Promise<T> {
+    return this.write(() => this.indexing.run(this.tableName, action));
   }
 
   /**
@@ -200,7 +248,8 @@ export class LanceDbVectorStore implements VectorStore {
     missing = missing.filter((name) => !this.columns.has(name));
     if (missing.length === 0) return;
     try {
-      await this.table.addColumns(missing.map((name) => ({ name, valueSql: emptyColumnSql(name) })));
+      const fields = missing.map((name) => columnField(name, this.dimension));
+      await this.indexing.run(this.tableName, () => this.table.addColumns(fields));
     } catch (err) {
       // Another writer may have added the same columns first: fine, as long as they exist now.
       await this.refreshColumns();
