@@ -50,22 +50,40 @@ export function vectorIndexFor(rows: number, dimension: number): Index {
 }
 
 /** What the maintenance step did, for logs and tests. */
-export type IndexAction = 'none' | 'built' | 'optimized';
+export type IndexAction = 'none' | 'built' | 'rebuilt' | 'optimized';
 
-/** One maintenance step: build the index once the table is large enough, or merge waiting rows into it. */
+/** Rows an index was trained on, per table handle; a table grown to RETRAIN_GROWTH times that is trained again. */
+const trainedRows = new WeakMap<Table, number>();
+/** Growth that makes the partitions too coarse (each holds 4× the rows it was sized for): train again. */
+export const RETRAIN_GROWTH = 4;
+
+/**
+ * One maintenance step: build the index once the table is large enough; train it again once the table has grown
+ * RETRAIN_GROWTH times past what it was trained on (optimize only appends to the partitions it has); else merge
+ * waiting rows into it.
+ */
 export async function maintainVectorIndex(
   table: Table,
   dimension: number,
   options: LanceDbIndexOptions,
 ): Promise<IndexAction> {
   const indices = await table.listIndices();
+  const rows = await table.countRows();
   if (!indices.some((index) => index.columns.includes('vector'))) {
-    const rows = await table.countRows();
     if (rows < options.minRows) return 'none';
     await table.createIndex('vector', { config: vectorIndexFor(rows, dimension), replace: false });
+    trainedRows.set(table, rows);
     return 'built';
   }
   const stats = await table.indexStats(VECTOR_INDEX);
+  // An index found on open counts as trained on what it holds.
+  const trained = trainedRows.get(table) ?? stats?.numIndexedRows ?? rows;
+  trainedRows.set(table, trained);
+  if (rows >= trained * RETRAIN_GROWTH) {
+    await table.createIndex('vector', { config: vectorIndexFor(rows, dimension), replace: true });
+    trainedRows.set(table, rows);
+    return 'rebuilt';
+  }
   if ((stats?.numUnindexedRows ?? 0) < options.reindexRows) return 'none';
   await table.optimize();
   return 'optimized';

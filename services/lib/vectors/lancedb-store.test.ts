@@ -128,6 +128,11 @@ describe('LanceDbVectorStore specifics', () => {
     await store.indexSettled();
     expect(await table.indexStats('vector_idx')).toMatchObject({ numIndexedRows: 760, numUnindexedRows: 0 });
     expect(await store.count({ range: { timestamp: { gte: 700 } } })).toBe(60);
+    // Four times the rows it was trained on: trained again on all of them.
+    await store.insert(rows(760, 2400));
+    await store.indexSettled();
+    expect(await table.indexStats('vector_idx')).toMatchObject({ numIndexedRows: 2400, numUnindexedRows: 0 });
+    expect((await store.search(vectorOf(2222), 1))[0].id).toBe('r2222');
     expect(errors).toEqual([]);
     table.close();
     db.close();
