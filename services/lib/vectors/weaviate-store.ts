@@ -111,6 +111,10 @@ export class WeaviateVectorStore implements VectorStore {
         await client.collections.create({
           name,
           properties: collectionProperties(),
+          // The vector index is Weaviate's HNSW with its defaults (dynamic ef, efConstruction 128), cosine: ANN from
+          // the first object on, so nothing here decides when to index. Filters become an allow-list the HNSW
+          // search keeps to; a filter matching fewer objects than the server's flatSearchCutoff (40,000 by default)
+          // is answered by a flat scan of those objects instead, which is exact.
           vectorizers: weaviate.configure.vectors.selfProvided({
             vectorIndexConfig: weaviate.configure.vectorIndex.hnsw({ distanceMetric: 'cosine' }),
           }),
