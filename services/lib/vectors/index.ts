@@ -1,3 +1,4 @@
+import type { LanceDbIndexOptions } from './lancedb-index.js';
 import { LanceDbVectorStore } from './lancedb-store.js';
 import type { VectorStore } from './vector-store.js';
 import { connectWeaviate, WeaviateVectorStore } from './weaviate-store.js';
@@ -12,7 +13,8 @@ export {
   type VectorStore,
 } from './vector-store.js';
 export { CANONICAL_FIELDS, type CanonicalKind } from './metadata-fields.js';
-export { LanceDbVectorStore, type LanceDbVectorStoreOptions } from './lancedb-store.js';
+export { LanceDbVectorStore, type LanceDbSearchOptions, type LanceDbVectorStoreOptions } from './lancedb-store.js';
+export { DEFAULT_INDEX_OPTIONS, type LanceDbIndexOptions } from './lancedb-index.js';
 export {
   connectWeaviate,
   WeaviateVectorStore,
@@ -24,14 +26,19 @@ export {
 
 /** Which vector store to build: embedded LanceDB or a Weaviate server. */
 export type VectorStoreConfig =
-  | { backend: 'lancedb'; dir: string; table: string; dimension: number }
+  | { backend: 'lancedb'; dir: string; table: string; dimension: number; index?: Partial<LanceDbIndexOptions> }
   | { backend: 'weaviate'; url: string; grpcUrl?: string; apiKey?: string; collection: string; dimension: number };
 
 /** Opens the configured VectorStore adapter (creating its table or collection when missing). */
 export async function createVectorStore(config: VectorStoreConfig): Promise<VectorStore> {
   switch (config.backend) {
     case 'lancedb':
-      return LanceDbVectorStore.open({ dir: config.dir, table: config.table, dimension: config.dimension });
+      return LanceDbVectorStore.open({
+        dir: config.dir,
+        table: config.table,
+        dimension: config.dimension,
+        index: config.index,
+      });
     case 'weaviate': {
       const client = await connectWeaviate({ url: config.url, grpcUrl: config.grpcUrl, apiKey: config.apiKey });
       return WeaviateVectorStore.open({ client, collection: config.collection, dimension: config.dimension });
