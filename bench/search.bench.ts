@@ -34,8 +34,6 @@ const BATCH = 5_000;
 const ANN_QUERIES = 200;
 const EXACT_QUERIES = 12;
 const ENDPOINT_QUERIES = 40;
-/** dataprep's image table under ARGUS_DATA_DIR with the default MM_DATAPREP_VECTORDB_TABLE. */
-const DATAPREP_TABLE = { dir: 'vectors', table: 'argus_media' };
 
 /** Deterministic xorshift stream, so every run (and the query side) sees the same frames. */
 function stream(seed: number): () => number {
@@ -128,14 +126,16 @@ const ms = (v: number) => `${v.toFixed(1)} ms`;
 
 export default async function searchBench(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'argus-bench-search-'));
-  const dir = path.join(dataDir, DATAPREP_TABLE.dir);
+  // dataprep's own image table under this data dir, so the endpoint part searches the same rows.
+  const { vectors } = loadDataprepConfig({ ARGUS_DATA_DIR: dataDir });
+  if (vectors.backend !== 'lancedb') throw new Error('the search bench needs the embedded LanceDB store');
   console.log(
     `load average at start: ${os
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')} (${os.cpus().length} cores)`,
   );
-  const store = await LanceDbVectorStore.open({ dir, table: DATAPREP_TABLE.table, dimension: DIMENSION });
+  const store = await LanceDbVectorStore.open({ dir: vectors.dir, table: vectors.table, dimension: DIMENSION });
   try {
     let started = performance.now();
     for (let from = 0; from < ROWS; from += BATCH) {
@@ -156,6 +156,8 @@ export default async function searchBench(): Promise<void> {
     const next = stream(99);
     const picks = Array.from({ length: ANN_QUERIES }, () => Math.floor(next() * ROWS));
     const queries = picks.map((i, n) => frameVector(i, n + 1));
+    let allFound = 0;
+    let allWanted = 0;
     for (const { name, filter } of FILTERS) {
       // Warm-up: the first queries load the index and the scalar columns into memory.
       for (let n = 0; n < 5; n++) await store.search(queries[n], 10, filter(picks[n]));
@@ -178,12 +180,17 @@ export default async function searchBench(): Promise<void> {
         found += hits.filter((h) => approximate.has(h.id)).length;
         wanted += hits.length;
       }
+      allFound += found;
+      allWanted += wanted;
       console.log(
         `${name}: index p50 ${ms(percentile(ann, 0.5))} p99 ${ms(percentile(ann, 0.99))} (${ANN_QUERIES} queries) | ` +
           `exact p50 ${ms(percentile(exact, 0.5))} p99 ${ms(percentile(exact, 0.99))} (${EXACT_QUERIES}) | ` +
           `recall@10 ${(found / wanted).toFixed(3)}`,
       );
     }
+    console.log(
+      `recall@10 over all ${FILTERS.length * EXACT_QUERIES} exact queries: ${(allFound / allWanted).toFixed(3)}`,
+    );
     await endpointPart(dataDir, store);
     console.log(
       `load average at end: ${os
