@@ -41,6 +41,9 @@ export interface LanceDbVectorStoreOptions {
   onIndexError?: (error: unknown) => void;
 }
 
+/** A partition count no index reaches: LanceDB's maximum nprobes defaults to 20, which would also cap the minimum. */
+const EVERY_PARTITION = 1_000_000;
+
 /** Per-search options of the embedded store beyond the VectorStore port. */
 export interface LanceDbSearchOptions {
   /** Ignore the vector index and compare with every row (the reference an index's recall is measured against). */
@@ -157,7 +160,10 @@ export class LanceDbVectorStore implements VectorStore {
       // minimum of partitions is set: under a narrow filter LanceDB probes more until it has k rows.
       query = options.exact
         ? query.bypassVectorIndex()
-        : query.minimumNprobes(this.indexOptions.nprobes).refineFactor(this.indexOptions.refineFactor);
+        : query
+            .maximumNprobes(EVERY_PARTITION)
+            .minimumNprobes(this.indexOptions.nprobes)
+            .refineFactor(this.indexOptions.refineFactor);
       if (where) query = query.where(where);
       return query.toArray();
     });
