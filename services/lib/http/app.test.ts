@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Joi from 'joi';
 import { createLogger } from '../log/index.js';
 import { captureLogs, logsWritten } from '../../../test/support/logs.js';
-import { createHttpApp, defineRoute, detailStyle, HttpError, listen, statusMessageStyle } from './index.js';
+import {
+  ClientGoneError,
+  createHttpApp,
+  defineRoute,
+  detailStyle,
+  HttpError,
+  listen,
+  statusMessageStyle,
+} from './index.js';
 import type { RouteSpec, RunningServer } from './index.js';
 
 const logger = createLogger({ service: 'test', level: 'error', json: true });
@@ -231,6 +239,37 @@ describe('http kit access log', () => {
           duration_ms: expect.any(Number),
         }),
       ]);
+    } finally {
+      await server.close();
+    }
+  });
+  it('logs a client that left as such, not as an unhandled error', async () => {
+    const { logger: quiet, lines } = captureLogs({ service: 'gone', level: 'info' });
+    const leaving = defineRoute({
+      method: 'get',
+      path: '/gone',
+      summary: 'The client left while it was answered',
+      responses: { 200: { description: 'never' } },
+      handler: () => {
+        throw new ClientGoneError();
+      },
+    });
+    const { app } = createHttpApp({
+      info: { title: 'T', version: '1' },
+      service: 'gone',
+      logger: quiet,
+      errors: detailStyle(),
+      routes: [leaving],
+    });
+    const server = await listen(app, { port: 0, host: '127.0.0.1', logger: quiet, name: 'gone' });
+    try {
+      await fetch(server.url + '/gone', { headers: { 'x-request-id': 'req-gone' } });
+      await logsWritten();
+      const logged = lines();
+      expect(logged).toContainEqual(
+        expect.objectContaining({ level: 'info', message: 'client left before the answer', requestId: 'req-gone' }),
+      );
+      expect(logged.filter((l) => l.message === 'unhandled error')).toEqual([]);
     } finally {
       await server.close();
     }

@@ -10,6 +10,7 @@ import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { buildOpenApi, type ApiInfo } from './openapi.js';
 import { contentCoding, readJsonBody, type JsonBodyLimits } from './request-body.js';
 import { assignRequestId } from './request-id.js';
+import { ClientGoneError } from './request-signal.js';
 import { reportResponseErrors } from './response-errors.js';
 import type { RouteContext, RouteSpec } from './route.js';
 import { settleUnreadBody } from './unread-body.js';
@@ -64,6 +65,10 @@ function renderError(ctx: Koa.Context, error: any, logger: Logger, style: ErrorS
     ctx.status = err.status;
     const message = err instanceof SyntaxError ? 'Invalid JSON body' : err.expose ? err.message : 'Invalid request';
     ctx.body = style.render(err.status, message);
+  } else if (err instanceof ClientGoneError) {
+    // Nobody is left to answer: not a fault of the service.
+    logger.info('client left before the answer', { requestId: ctx.state.requestId });
+    ctx.status = 500;
   } else {
     logger.error('unhandled error', { requestId: ctx.state.requestId, error: err?.message, stack: err?.stack });
     ctx.status = 500;
