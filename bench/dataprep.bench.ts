@@ -46,6 +46,8 @@ const CACHE = path.resolve('.data/bench-media');
 const CONFIDENCE = 0.3;
 const EMBED_BATCH = 8;
 const ROUNDS = 3;
+/** Pairs of rounds without and with frame descriptions. */
+const DESCRIPTION_ROUNDS = 2;
 const silent = { info: () => undefined, warn: () => undefined, debug: () => undefined };
 const run = promisify(execFile);
 
@@ -159,11 +161,7 @@ const mean = (a: BareModelTime, b: BareModelTime): BareModelTime => ({
   items: b.items,
 });
 
-async function throughputPart(
-  models: LoadedModels<'imageEmbedder' | 'detector'>,
-  describeModels: string,
-  dbDir: string,
-): Promise<void> {
+async function throughputPart(models: DescribingModels, describeModels: string, dbDir: string): Promise<void> {
   const video = await makeTestVideo({
     seconds: 60,
     fps: 30,
@@ -222,6 +220,40 @@ async function throughputPart(
     `pipeline throughput / bare model time: ${summary((b) => b.calls)} over ${rounds.length} rounds (target >= 0.8)`,
   );
   console.log(`pipeline throughput / session runs alone (stricter): ${summary((b) => b.runs)}`);
+
+  await descriptionCost(models, requestFor(video, 'described', 15), dbDir);
+}
+
+type DescribingModels = LoadedModels<'imageEmbedder' | 'detector' | 'textEmbedder'>;
+
+/**
+ * What frame descriptions (text search) add to ingest: the same video embedded without and with a description store,
+ * alternating (N D N D …), as the service does with detection on.
+ */
+async function descriptionCost(models: DescribingModels, request: EmbedMediaRequest, dbDir: string): Promise<void> {
+  await models.warmUp(['textEmbedder']);
+  const vectors = await openStore(path.join(dbDir, 'described'), models.imageEmbedder.dimension);
+  const described = await openStore(path.join(dbDir, 'descriptions'), models.textEmbedder.dimension);
+  const walls = { plain: [] as number[], described: [] as number[] };
+  try {
+    for (let round = 0; round < DESCRIPTION_ROUNDS; round++) {
+      for (const kind of ['plain', 'described'] as const) {
+        const descriptions = kind === 'described' ? { textEmbedder: models.textEmbedder, store: described } : undefined;
+        const result = await embedMedia(
+          { imageEmbedder: models.imageEmbedder, detector: models.detector, vectors, descriptions, logger: silent },
+          { ...request, videoId: `${request.videoId}-${kind}-${round}` },
+        );
+        walls[kind].push(result.stages.wall_s);
+      }
+    }
+  } finally {
+    await Promise.all([vectors.close(), described.close()]);
+  }
+  const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  console.log(
+    `descriptions at ingest (${DESCRIPTION_ROUNDS} rounds each, alternating): without ${walls.plain.map((w) => w.toFixed(2)).join(', ')} s, ` +
+      `with ${walls.described.map((w) => w.toFixed(2)).join(', ')} s -> ingest time x${(total(walls.described) / total(walls.plain)).toFixed(3)}`,
+  );
 }
 
 /** Bytes this process has written to storage devices so far (Linux task I/O accounting, every thread). */
