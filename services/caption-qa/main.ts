@@ -21,9 +21,19 @@ export interface RunningCaptionQa {
 /** The model roles caption-qa loads. */
 const ROLES = ['imageEmbedder', 'textEmbedder'] as const;
 
-function openVectors(config: CaptionQaVectorConfig, table: string, dimension: number): Promise<VectorStore> {
+function openVectors(
+  config: CaptionQaVectorConfig,
+  table: string,
+  dimension: number,
+  log: Logger,
+): Promise<VectorStore> {
+  const onIndexError = (error: unknown) =>
+    log.warn('vector index maintenance failed; it is retried later', {
+      table,
+      error: (error as Error)?.message ?? String(error),
+    });
   return config.backend === 'lancedb'
-    ? createVectorStore({ backend: 'lancedb', dir: config.dir, table, dimension })
+    ? createVectorStore({ backend: 'lancedb', dir: config.dir, table, dimension, onIndexError })
     : createVectorStore({
         backend: 'weaviate',
         url: config.url,
@@ -61,9 +71,9 @@ export async function startCaptionQaFrom(config: CaptionQaConfig, logger?: Logge
     if (config.preloadModels) await models.warmUp();
     const objectStore = createObjectStore(config.storage);
     cleanup.push(() => objectStore.close());
-    const captions = await openVectors(config.vectors, config.vectors.captionTable, models.textEmbedder.dimension);
+    const captions = await openVectors(config.vectors, config.vectors.captionTable, models.textEmbedder.dimension, log);
     cleanup.push(() => captions.close());
-    const frames = await openVectors(config.vectors, config.vectors.frameTable, models.imageEmbedder.dimension);
+    const frames = await openVectors(config.vectors, config.vectors.frameTable, models.imageEmbedder.dimension, log);
     cleanup.push(() => frames.close());
     const keptFrames = new KeptFrames(objectStore, config.bucket);
     const sources = new SourceRegistry(objectStore, config.bucket);

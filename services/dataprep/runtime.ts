@@ -15,11 +15,16 @@ import { TelemetryLog } from './telemetry.js';
  * Frame descriptions (search/) have the summaries' dimension but their own table/collection, named after the image
  * one: `<table>_descriptions` (LanceDB), `<collection>Descriptions` (Weaviate).
  */
-export async function openVectorStores(config: DataprepConfig, imageDimension: number, textDimension: number) {
+export async function openVectorStores(
+  config: DataprepConfig,
+  imageDimension: number,
+  textDimension: number,
+  onIndexError?: (error: unknown) => void,
+) {
   const v = config.vectors;
   const open = (table: string, dimension: number): Promise<VectorStore> =>
     v.backend === 'lancedb'
-      ? createVectorStore({ backend: 'lancedb', dir: v.dir, table, dimension })
+      ? createVectorStore({ backend: 'lancedb', dir: v.dir, table, dimension, onIndexError })
       : createVectorStore({
           backend: 'weaviate',
           url: v.url,
@@ -72,7 +77,15 @@ export async function openDataprepRuntime(config: DataprepConfig, logger: Logger
     if (config.preloadModels) await models.warmUp();
     const objectStore = createObjectStore(config.storage);
     cleanup.push(() => objectStore.close());
-    const vectors = await openVectorStores(config, models.imageEmbedder.dimension, models.textEmbedder.dimension);
+    const vectors = await openVectorStores(
+      config,
+      models.imageEmbedder.dimension,
+      models.textEmbedder.dimension,
+      (error) =>
+        logger.warn('vector index maintenance failed; it is retried later', {
+          error: (error as Error)?.message ?? String(error),
+        }),
+    );
     cleanup.push(
       () => vectors.image.close(),
       () => vectors.text.close(),

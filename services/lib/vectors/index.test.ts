@@ -15,6 +15,36 @@ describe('createVectorStore', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('tells the caller when a background index build fails', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'create-vectors-'));
+    const errors: unknown[] = [];
+    // Two rows cannot train the index's partitions: the build fails in the background.
+    const store = (await createVectorStore({
+      backend: 'lancedb',
+      dir,
+      table: 'embeddings',
+      dimension: 8,
+      index: { minRows: 2 },
+      onIndexError: (error) => errors.push(error),
+    })) as LanceDbVectorStore;
+    try {
+      await store.insert(
+        [0, 1].map((i) => ({
+          id: `r${i}`,
+          vector: Array.from({ length: 8 }, (_, d) => (d === i ? 1 : 0)),
+          metadata: {},
+        })),
+      );
+      await store.indexSettled();
+      expect(errors).toHaveLength(1);
+      // The store keeps answering, exactly.
+      expect((await store.search([1, 0, 0, 0, 0, 0, 0, 0], 1))[0]).toMatchObject({ id: 'r0' });
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reports an unreachable Weaviate as VectorStoreUnavailableError', async () => {
     await expect(
       createVectorStore({ backend: 'weaviate', url: 'http://127.0.0.1:9', collection: 'Frames', dimension: 4 }),

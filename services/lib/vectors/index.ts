@@ -26,7 +26,15 @@ export {
 
 /** Which vector store to build: embedded LanceDB or a Weaviate server. */
 export type VectorStoreConfig =
-  | { backend: 'lancedb'; dir: string; table: string; dimension: number; index?: Partial<LanceDbIndexOptions> }
+  | {
+      backend: 'lancedb';
+      dir: string;
+      table: string;
+      dimension: number;
+      index?: Partial<LanceDbIndexOptions>;
+      /** Told when a background index build or merge fails (it is retried later). */
+      onIndexError?: (error: unknown) => void;
+    }
   | { backend: 'weaviate'; url: string; grpcUrl?: string; apiKey?: string; collection: string; dimension: number };
 
 /** Opens the configured VectorStore adapter (creating its table or collection when missing). */
@@ -38,6 +46,7 @@ export async function createVectorStore(config: VectorStoreConfig): Promise<Vect
         table: config.table,
         dimension: config.dimension,
         index: config.index,
+        onIndexError: config.onIndexError,
       });
     case 'weaviate': {
       const client = await connectWeaviate({ url: config.url, grpcUrl: config.grpcUrl, apiKey: config.apiKey });
