@@ -35,6 +35,9 @@ export interface SearchAnswer {
   position?: string;
 }
 
+/** A stored record met by a query, with the score it ranks by. */
+type Candidate = { metadata: Record<string, MetadataValue>; score: number };
+
 /** Candidates fetched per store: enough for top_k after grouping and collapsing, bounded. */
 const candidatesFor = (query: SearchQuery) =>
   Math.min(500, query.topK * (query.groupByVideo || query.collapse ? 10 : 3) + 20);
@@ -62,7 +65,7 @@ export class MediaSearch {
     const terms = queryTerms(text, this.vocabulary);
     const [vector] = await this.deps.textEmbedder.embed([text]);
     const k = candidatesFor(query);
-    const scored = new Map<string, { metadata: Record<string, MetadataValue>; score: number }>();
+    const scored = new Map<string, Candidate>();
     const keep = (hit: VectorHit, kind: HitKind) => {
       const score = textScore({ kind, similarity: hit.score, metadata: hit.metadata }, terms, this.vocabulary);
       const key = momentKey(hit.metadata);
@@ -98,12 +101,7 @@ export class MediaSearch {
   async byImage(query: SearchQuery, image: RgbImage, exclude?: string): Promise<SearchAnswer> {
     const [vector] = await this.deps.imageEmbedder.embed([image]);
     const k = candidatesFor(query) + (exclude ? 1 : 0);
-    const kinds = query.kinds.filter((kind) => kind !== 'summary');
-    const perKind = await Promise.all(
-      kinds.map((kind) => this.deps.imageStore.search(vector, k, vectorFilterFor(query.filters, kind))),
-    );
-    const found = perKind.flat().filter((hit) => momentKey(hit.metadata) !== exclude);
-    found.sort((a, b) => b.score - a.score);
+    const found = (await this.searchImages(query, vector, k)).filter((hit) => momentKey(hit.metadata) !== exclude);
     return { mode: this.mode, labels: [], hits: this.finish(query, found) };
   }
 
@@ -136,31 +134,31 @@ export class MediaSearch {
   private async fuseWithImages(
     query: SearchQuery,
     vector: Float32Array,
-    ranked: Array<[string, { metadata: Record<string, MetadataValue>; score: number }]>,
-  ): Promise<Array<[string, { metadata: Record<string, MetadataValue>; score: number }]>> {
+    ranked: Array<[string, Candidate]>,
+  ): Promise<Array<[string, Candidate]>> {
     const byKey = new Map(ranked);
-    const kinds = query.kinds.filter((kind) => kind !== 'summary');
-    const perKind = await Promise.all(
-      kinds.map((kind) =>
-        this.deps.imageStore.search(vector, candidatesFor(query), vectorFilterFor(query.filters, kind)),
-      ),
-    );
-    const imageKeys = perKind
-      .flat()
-      .sort((a, b) => b.score - a.score)
-      .map((hit) => {
-        const key = momentKey(hit.metadata);
-        if (!byKey.has(key)) byKey.set(key, { metadata: hit.metadata, score: 0 });
-        return key;
-      });
+    const imageKeys = (await this.searchImages(query, vector, candidatesFor(query))).map((hit) => {
+      const key = momentKey(hit.metadata);
+      if (!byKey.has(key)) byKey.set(key, { metadata: hit.metadata, score: 0 });
+      return key;
+    });
     const fused = fuseByRank([ranked.map(([key]) => key), imageKeys]);
     return [...fused.entries()]
       .sort((a, b) => b[1] - a[1])
       .map(([key, score]) => [key, { metadata: byKey.get(key)!.metadata, score }]);
   }
 
+  /** The image vectors nearest `vector` for each of the query's image kinds, `k` per kind, best first. */
+  private async searchImages(query: SearchQuery, vector: Float32Array, k: number): Promise<VectorHit[]> {
+    const kinds = query.kinds.filter((kind) => kind !== 'summary');
+    const perKind = await Promise.all(
+      kinds.map((kind) => this.deps.imageStore.search(vector, k, vectorFilterFor(query.filters, kind))),
+    );
+    return perKind.flat().sort((a, b) => b.score - a.score);
+  }
+
   /** min_score, collapse, group_by_video and top_k over candidates best first. */
-  private finish(query: SearchQuery, ranked: Array<{ metadata: Record<string, MetadataValue>; score: number }>) {
+  private finish(query: SearchQuery, ranked: Candidate[]) {
     const hits: RankedHit[] = ranked
       .filter((c) => query.minScore === undefined || c.score >= query.minScore)
       .map((c) => ({ hit: toHit(c.metadata, c.score, this.deps.basePath), step: samplingStep(c.metadata) }));
