@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { HttpError, type ErrorStyle } from '../lib/http/index.js';
+import type { ErrorStyle } from '../lib/http/index.js';
 
 /** The contract's detail for a chat request without a question. */
 export const INPUT_REQUIRED = 'Input question is required and cannot be empty';
@@ -14,9 +14,6 @@ export const NO_CONTROL_CHARACTERS = /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\
 
 /** Status of every request the contract calls invalid (missing, empty or mistyped fields), as FastAPI answers them. */
 export const VALIDATION_STATUS = 422;
-
-/** A client error answered with the contract's `{detail}` body. */
-export class QaError extends HttpError {}
 
 /** Joi schema of the contract's error body, for the OpenAPI document. */
 export const errorBodySchema = Joi.object({ detail: Joi.string().required() }).label('CaptionQaError');
