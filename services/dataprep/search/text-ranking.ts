@@ -63,7 +63,7 @@ export function textScore(candidate: TextCandidate, terms: QueryTerms, vocabular
     const side = terms.position;
     const onSide =
       kind === 'object'
-        ? matched.filter(() => String(metadata.description ?? '').includes(side === 'centre' ? 'centre' : side))
+        ? matched.filter(() => description.includes(side))
         : matched.filter((label) => strings(metadata.positions).includes(`${label}@${side}`));
     labelScore *= 0.7 + (0.3 * onSide.length) / terms.labels.length;
   }
