@@ -7,7 +7,6 @@ import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } 
 import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
 import { AllowList, envAllowList } from '../lib/outbound/index.js';
 import { bucketName } from './bucket-name.js';
-import type { FrameLimits } from './frames/frame-service.js';
 
 /** Every environment variable the dataprep service reads, with its default; the README lists the same table. */
 export const dataprepEnvSchema = Joi.object({
@@ -92,6 +91,16 @@ export type DataprepVectorConfig =
 
 /** The model roles dataprep loads (never the pose estimator). */
 export const DATAPREP_MODEL_ROLES = ['imageEmbedder', 'textEmbedder', 'detector'] as const;
+
+/** Bounds of the frame endpoint (MM_DATAPREP_FRAME_*). */
+export interface FrameLimits {
+  /** ffmpeg, ffprobe and image resizes running at once. */
+  concurrency: number;
+  /** From a request's first wait for a slot to its JPEG; past it ffmpeg is killed (504). */
+  timeoutMs: number;
+  cacheBytes: number;
+  cacheEntries: number;
+}
 
 /** The validated configuration of the dataprep service. */
 export interface DataprepConfig {

@@ -1,7 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { mediaTypeFromName, type MediaKind } from '../../lib/media/index.js';
 import type { ObjectStore } from '../../lib/storage/index.js';
-import type { DataprepServices } from '../services.js';
+import type { MediaCatalogue } from '../catalogue.js';
+import type { ReferencedMedia } from '../referenced-media.js';
 
 /** A media item the frame endpoint reads: where, what kind, and which version of it. */
 export interface FrameMedia {
@@ -29,7 +30,7 @@ async function readObject(store: ObjectStore, bucket: string, key: string): Prom
  * undefined when neither exists (404) or the file is of no supported kind.
  */
 export async function findFrameMedia(
-  services: Pick<DataprepServices, 'catalogue' | 'references' | 'objectStore'>,
+  services: { catalogue: MediaCatalogue; references: ReferencedMedia; objectStore: ObjectStore },
   bucket: string,
   videoId: string,
 ): Promise<FrameMedia | undefined> {

@@ -3,6 +3,7 @@ import { Counter } from 'prom-client';
 import sharp from 'sharp';
 import { parseProbeOutput, resolveFfmpegPaths, type FfmpegPaths, type VideoInfo } from '../../lib/media/index.js';
 import { StorageUnavailableError } from '../../lib/storage/index.js';
+import type { FrameLimits } from '../config.js';
 import { CoalescingCache, type CacheOutcome } from './coalescing-cache.js';
 import { jpegFrameArgs, probeArgs, withoutLocation } from './ffmpeg-frame.js';
 import type { FrameMedia } from './frame-media.js';
@@ -12,16 +13,6 @@ import { FrameProcesses } from './frame-processes.js';
 export const MAX_FRAME_WIDTH = 1920;
 /** Narrowest width a client may ask for. */
 export const MIN_FRAME_WIDTH = 16;
-
-/** Bounds of the frame endpoint (MM_DATAPREP_FRAME_*). */
-export interface FrameLimits {
-  /** ffmpeg, ffprobe and image resizes running at once. */
-  concurrency: number;
-  /** From a request's first wait for a slot to its JPEG; past it ffmpeg is killed (504). */
-  timeoutMs: number;
-  cacheBytes: number;
-  cacheEntries: number;
-}
 
 /** One rendered frame: JPEG bytes and their strong ETag. */
 export interface RenderedFrame {
