@@ -35,7 +35,7 @@ export function isMultipartForm(req: IncomingMessage): boolean {
 /**
  * Reads a multipart/form-data body into memory, within limits: each `frames` file is kept up to `maxFrameBytes`
  * (reading it stops there and the frame is marked too large), more than `maxFrames` frames or a body over
- * `maxBodyBytes` fails with 413 (the request is then unpiped; the caller answers with `Connection: close`).
+ * `maxBodyBytes` fails with 413 (the request is then unpiped; the HTTP kit settles the unread rest).
  * A malformed body is a 400. `signal` (client gone, server stopping) ends reading with its reason.
  */
 export function readAnalyzeForm(req: IncomingMessage, limits: FormLimits, signal?: AbortSignal): Promise<AnalyzeForm> {

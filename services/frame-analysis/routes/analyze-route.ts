@@ -165,9 +165,8 @@ export function analyzeRoute(deps: AnalyzeRouteDeps): RouteSpec {
       try {
         await handle(ctx);
       } catch (error) {
+        // Unread body left behind (limits, early errors) is settled by the HTTP kit after the answer.
         if (!(error instanceof AnalysisError)) throw error;
-        // Unread body left behind (limits, early errors): the connection cannot be reused.
-        if (!ctx.req.readableEnded) ctx.set('Connection', 'close');
         ctx.status = error.status;
         ctx.body = error.body();
       }
