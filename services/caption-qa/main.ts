@@ -4,7 +4,7 @@ import { DEFAULT_MODEL_NAMES, loadModels } from '../lib/inference/index.js';
 import { ChatCompletionsClient } from '../lib/llm/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
 import { createObjectStore } from '../lib/storage/index.js';
-import { createVectorStore, type VectorStore } from '../lib/vectors/index.js';
+import { openVectorTable, type VectorStore } from '../lib/vectors/index.js';
 import { createApp } from './app.js';
 import { loadCaptionQaConfig, type CaptionQaConfig, type CaptionQaVectorConfig } from './config.js';
 import { KeptFrames } from './frames/kept-frames.js';
@@ -32,16 +32,7 @@ function openVectors(
       table,
       error: (error as Error)?.message ?? String(error),
     });
-  return config.backend === 'lancedb'
-    ? createVectorStore({ backend: 'lancedb', dir: config.dir, table, dimension, onIndexError })
-    : createVectorStore({
-        backend: 'weaviate',
-        url: config.url,
-        grpcUrl: config.grpcUrl,
-        apiKey: config.apiKey,
-        collection: table,
-        dimension,
-      });
+  return openVectorTable(config, table, dimension, onIndexError);
 }
 
 /**

@@ -4,7 +4,7 @@ import { loadModels } from '../lib/inference/index.js';
 import { importDefaultModels } from '../lib/inference/import/index.js';
 import type { Logger } from '../lib/log/index.js';
 import { createObjectStore } from '../lib/storage/index.js';
-import { createVectorStore, type VectorStore } from '../lib/vectors/index.js';
+import { openVectorTable, type VectorStore } from '../lib/vectors/index.js';
 import type { DataprepConfig } from './config.js';
 import { embedMedia } from './pipeline/index.js';
 import type { DataprepDeps } from './services.js';
@@ -22,17 +22,7 @@ export async function openVectorStores(
   onIndexError?: (error: unknown) => void,
 ) {
   const v = config.vectors;
-  const open = (table: string, dimension: number): Promise<VectorStore> =>
-    v.backend === 'lancedb'
-      ? createVectorStore({ backend: 'lancedb', dir: v.dir, table, dimension, onIndexError })
-      : createVectorStore({
-          backend: 'weaviate',
-          url: v.url,
-          grpcUrl: v.grpcUrl,
-          apiKey: v.apiKey,
-          collection: table,
-          dimension,
-        });
+  const open = (table: string, dimension: number) => openVectorTable(v, table, dimension, onIndexError);
   const opened: VectorStore[] = [];
   try {
     const image = await open(v.backend === 'lancedb' ? v.table : v.collection, imageDimension);

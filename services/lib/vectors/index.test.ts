@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { createVectorStore, LanceDbVectorStore, VectorStoreUnavailableError } from './index.js';
+import { createVectorStore, LanceDbVectorStore, openVectorTable, VectorStoreUnavailableError } from './index.js';
 
 describe('createVectorStore', () => {
   it('opens an embedded LanceDB store', async () => {
@@ -49,6 +49,28 @@ describe('createVectorStore', () => {
     await expect(
       createVectorStore({ backend: 'weaviate', url: 'http://127.0.0.1:9', collection: 'Frames', dimension: 4 }),
     ).rejects.toThrow(VectorStoreUnavailableError);
+  });
+});
+
+describe('openVectorTable', () => {
+  it('opens the named LanceDB table in the backend directory', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'open-table-'));
+    const store = await openVectorTable({ backend: 'lancedb', dir }, 'captions', 4);
+    try {
+      await store.insert([{ id: 'a', vector: [1, 0, 0, 0], metadata: {} }]);
+      const again = await LanceDbVectorStore.open({ dir, table: 'captions', dimension: 4 });
+      expect(await again.count()).toBe(1);
+      await again.close();
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reports an unreachable Weaviate as VectorStoreUnavailableError', async () => {
+    await expect(openVectorTable({ backend: 'weaviate', url: 'http://127.0.0.1:9' }, 'Captions', 4)).rejects.toThrow(
+      VectorStoreUnavailableError,
+    );
   });
 });
 

@@ -54,3 +54,29 @@ export async function createVectorStore(config: VectorStoreConfig): Promise<Vect
     }
   }
 }
+
+/** Where a service keeps its vector tables: a LanceDB directory or a Weaviate server, without naming a table. */
+export type VectorBackendConfig =
+  { backend: 'lancedb'; dir: string } | { backend: 'weaviate'; url: string; grpcUrl?: string; apiKey?: string };
+
+/**
+ * Opens the table (LanceDB) or collection (Weaviate) named `table` on `backend`; `onIndexError` reaches LanceDB's
+ * background index builds (Weaviate indexes on its own).
+ */
+export function openVectorTable(
+  backend: VectorBackendConfig,
+  table: string,
+  dimension: number,
+  onIndexError?: (error: unknown) => void,
+): Promise<VectorStore> {
+  return backend.backend === 'lancedb'
+    ? createVectorStore({ backend: 'lancedb', dir: backend.dir, table, dimension, onIndexError })
+    : createVectorStore({
+        backend: 'weaviate',
+        url: backend.url,
+        grpcUrl: backend.grpcUrl,
+        apiKey: backend.apiKey,
+        collection: table,
+        dimension,
+      });
+}
