@@ -10,7 +10,6 @@ import {
   ConfigErrors,
   loadConfig,
   loadConfigs,
-  platformEnvSchema,
   platformSettings,
   toPlatformConfig,
 } from '../services/lib/config/index.js';
@@ -57,8 +56,9 @@ function oneOf(kind: string, what: string | undefined, valid: string[]): string 
   throw new UsageError(`${given}; one of: ${valid.join(', ')}`);
 }
 
-function platform(): PlatformConfig {
-  return toPlatformConfig(loadConfig('argus', Joi.object(platformEnvSchema), process.env));
+/** The platform's settings from `env`; an unknown name under `prefixes` is refused (`up`/`serve` refuse ARGUS_*). */
+function platform(env: NodeJS.ProcessEnv = process.env, prefixes: string[] = []): PlatformConfig {
+  return toPlatformConfig(loadConfig('argus', platformSettings.schema, env, prefixes));
 }
 
 /**
@@ -68,11 +68,7 @@ function platform(): PlatformConfig {
 async function configure(names: string[]) {
   const entries = await Promise.all(names.map((name) => SERVICES[name]()));
   const parts: ConfigPart[] = [
-    {
-      name: 'argus',
-      settings: platformSettings,
-      load: (env) => toPlatformConfig(loadConfig('argus', platformSettings.schema, env, platformSettings.prefixes)),
-    },
+    { name: 'argus', settings: platformSettings, load: (env) => platform(env, platformSettings.prefixes) },
     { name: 'operator', settings: { schema: Joi.object(operatorEnvSchema), prefixes: [] }, load: loadOperatorConfig },
     ...names.map((name, i) => ({ name, settings: entries[i].settings, load: entries[i].loadConfig })),
   ];
