@@ -1,14 +1,8 @@
+import { text as readText } from 'node:stream/consumers';
 import { ObjectNotFoundError, type ObjectStore } from '../../lib/storage/index.js';
 import type { KnownSources } from '../question/source-mentions.js';
 
 const KEY = 'sources.json';
-
-/** Read a stored stream to a string. */
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /**
  * The camera and run names captions have come from, so that a question naming one can filter by it. Kept beside the
@@ -33,7 +27,7 @@ export class SourceRegistry {
   async load(): Promise<void> {
     let text: string;
     try {
-      text = await readAll(await this.store.get(this.bucket, KEY));
+      text = await readText(await this.store.get(this.bucket, KEY));
     } catch (error) {
       if (error instanceof ObjectNotFoundError) return;
       throw error;
