@@ -18,7 +18,8 @@ export function momentKey(metadata: Record<string, MetadataValue>): string {
 }
 
 const num = (value: MetadataValue | undefined, fallback = 0) => (typeof value === 'number' ? value : fallback);
-const strings = (value: MetadataValue | undefined) =>
+/** The strings of a list-valued metadata field; empty when it is no list. */
+export const metadataStrings = (value: MetadataValue | undefined): string[] =>
   Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 
 /**
@@ -42,7 +43,7 @@ export function toHit(metadata: Record<string, MetadataValue>, score: number, ba
     timestamp,
     frame_id: num(metadata.frame_id),
     score: Number(score.toFixed(6)),
-    tags: strings(metadata.tags),
+    tags: metadataStrings(metadata.tags),
     metadata: user,
     thumbnail_url: `${basePath}/media/frame?${frame}`,
     video_url: `${basePath}/media/download?${new URLSearchParams(where)}${isImage ? '' : `#t=${timestamp}`}`,
@@ -53,7 +54,7 @@ export function toHit(metadata: Record<string, MetadataValue>, score: number, ba
     hit.label = String(metadata.label);
     hit.bbox = Array.isArray(metadata.bbox) ? metadata.bbox.map(Number) : [];
   }
-  if (Array.isArray(metadata.labels)) hit.labels = strings(metadata.labels);
+  if (Array.isArray(metadata.labels)) hit.labels = metadataStrings(metadata.labels);
   if (typeof metadata.description === 'string') hit.description = metadata.description;
   if (kind === 'summary') {
     hit.description = String(metadata.summary ?? '');

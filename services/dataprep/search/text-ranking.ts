@@ -1,6 +1,7 @@
 import type { MetadataValue } from '../../lib/vectors/index.js';
 import type { HorizontalPosition } from './frame-description.js';
 import { labelsNamed, pluralOf } from './object-words.js';
+import { metadataStrings } from './search-hits.js';
 import type { HitKind } from './search-query.js';
 
 /** What a text query names besides its words: detector classes and a side of the frame. */
@@ -33,9 +34,6 @@ export interface TextCandidate {
   metadata: Record<string, MetadataValue>;
 }
 
-const strings = (value: MetadataValue | undefined): string[] =>
-  Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-
 /**
  * The score of a text candidate, 0–1. Without a named class it is the description's (or summary's) similarity to
  * the query. With one, half of it is that similarity and half the share of named classes the frame holds (an object:
@@ -51,7 +49,7 @@ export function textScore(candidate: TextCandidate, terms: QueryTerms, vocabular
       ? [String(metadata.label)]
       : kind === 'summary'
         ? labelsNamed(String(metadata.summary ?? ''), vocabulary)
-        : strings(metadata.labels);
+        : metadataStrings(metadata.labels);
   const matched = terms.labels.filter((label) => present.includes(label));
   // A frame's description uses the plural exactly when it holds several of a class.
   const description = String(metadata.description ?? '');
@@ -64,7 +62,7 @@ export function textScore(candidate: TextCandidate, terms: QueryTerms, vocabular
     const onSide =
       kind === 'object'
         ? matched.filter(() => description.includes(side))
-        : matched.filter((label) => strings(metadata.positions).includes(`${label}@${side}`));
+        : matched.filter((label) => metadataStrings(metadata.positions).includes(`${label}@${side}`));
     labelScore *= 0.7 + (0.3 * onSide.length) / terms.labels.length;
   }
   return 0.5 * similarity + 0.5 * labelScore;
