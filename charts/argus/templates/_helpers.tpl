@@ -40,14 +40,13 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- end -}}
 
 {{/*
-What the chart knows of each service: its port, base path (the ingress routes it), health path, the variables that
-make it listen on the pod IP, and its probes (startupProbe covers what a service does before it listens).
+What the chart knows of each service: its port, base path (the ingress routes it; health is <basePath>/health), the
+variables that make it listen on the pod IP, and its probes (startupProbe covers what a service does before it listens).
 */}}
 {{- define "argus.serviceFacts" -}}
 dataprep:
   port: 6007
   basePath: /v1/dataprep
-  healthPath: /v1/dataprep/health
   hostVariable: MM_DATAPREP_HOST
   portVariable: MM_DATAPREP_HOST_PORT
   # The first start imports the default models (about a second on a laptop; slow nodes get two minutes).
@@ -55,14 +54,12 @@ dataprep:
 alert-dispatch:
   port: 8000
   basePath: /api/v1
-  healthPath: /api/v1/health
   hostVariable: ALERT_DISPATCH_HOST
   portVariable: ALERT_DISPATCH_PORT
   startup: { periodSeconds: 5, failureThreshold: 24 }
 frame-analysis:
   port: 8085
   basePath: /api/v1
-  healthPath: /api/v1/health
   hostVariable: FRAME_ANALYSIS_HOST
   portVariable: FRAME_ANALYSIS_PORT
   # Before it listens: the MultiPose import on an empty models dir (a download from the npm registry, ~10 s) and,
@@ -71,7 +68,6 @@ frame-analysis:
 caption-qa:
   port: 4172
   basePath: /api
-  healthPath: /api/health
   hostVariable: CAPTION_QA_HOST
   portVariable: CAPTION_QA_PORT
   # Imports and loads both embedders before it listens (CAPTION_QA_PRELOAD_MODELS).
