@@ -7,25 +7,10 @@ import sharp from 'sharp';
 import { fixtureImage } from '../../test/support/media.js';
 import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../lib/storage/index.js';
 import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
-import { VectorStoreUnavailableError, type VectorStore } from '../lib/vectors/index.js';
+import { failingInserts } from './test/failing-inserts.js';
 import { duplicateMessage } from './processing.js';
 import { postForm } from './test/http-client.js';
 import { startHarness, type Harness } from './test/harness.js';
-
-/** A vector store whose inserts fail as an unreachable database would: the upload's run fails after its claim. */
-function failingInserts(store: VectorStore): VectorStore {
-  return {
-    backend: store.backend,
-    insert: async () => {
-      throw new VectorStoreUnavailableError('connection refused');
-    },
-    search: (...args) => store.search(...args),
-    delete: (filter) => store.delete(filter),
-    count: (filter) => store.count(filter),
-    health: () => store.health(),
-    close: async () => undefined,
-  };
-}
 
 /** Where each backend's test store comes from. */
 interface Backend {

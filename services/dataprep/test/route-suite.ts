@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fixtureImage, makeCorruptMp4, makeTestVideo } from '../../../test/support/media.js';
-import { VectorStoreUnavailableError, type VectorStore } from '../../lib/vectors/index.js';
+import { failingInserts } from './failing-inserts.js';
 import { INTERNAL_ERROR_MESSAGE, STORAGE_UNAVAILABLE_MESSAGE } from '../errors.js';
 import { formFile, postForm, postJson, rawMultipartUpload } from './http-client.js';
 import { startHarness, TEST_LIMITS, type Harness, type StorageBackendFixture } from './harness.js';
@@ -68,21 +68,6 @@ async function startImageServer(png: Buffer, jpg: Buffer): Promise<{ url: string
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),
-  };
-}
-
-/** A vector store whose inserts fail as an unreachable database would. */
-function failingInserts(store: VectorStore): VectorStore {
-  return {
-    backend: store.backend,
-    insert: async () => {
-      throw new VectorStoreUnavailableError('connection refused');
-    },
-    search: (...args) => store.search(...args),
-    delete: (filter) => store.delete(filter),
-    count: (filter) => store.count(filter),
-    health: () => store.health(),
-    close: async () => undefined,
   };
 }
 
