@@ -6,6 +6,7 @@ import {
   removeTestMediaCache,
   writeTestFile,
 } from '../../../test/support/media.js';
+import { isProcessAlive } from '../process/index.js';
 import { parseProbeOutput, probeVideo, VideoProbeError } from './probe-video.js';
 import { extractFrames, FrameDecodeError, type VideoFrame } from './video-frames.js';
 
@@ -15,15 +16,6 @@ async function collect(iterable: AsyncIterable<VideoFrame>): Promise<VideoFrame[
   const frames: VideoFrame[] = [];
   for await (const frame of iterable) frames.push(frame);
   return frames;
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('probeVideo', () => {
