@@ -80,21 +80,20 @@ export class CaptionIngest {
       this.texts.submit(fields.text),
       this.keepFrame(id, imageData, fields),
     ]);
-    const frameKey = frame.status === 'fulfilled' ? frame.value.key : undefined;
+    const kept = frame.status === 'fulfilled' ? frame.value : {};
     try {
       if (text.status === 'rejected') throw text.reason;
       if (frame.status === 'rejected') throw frame.reason;
-      const metadata = frameKey ? { ...fields.metadata, frame_key: frameKey } : fields.metadata;
+      const metadata = kept.key ? { ...fields.metadata, frame_key: kept.key } : fields.metadata;
       await this.captionWrites.submit({ id, vector: text.value, metadata });
     } catch (error) {
-      if (frameKey) await this.forgetFrame(id, frameKey);
+      if (kept.key) await this.forgetFrame(id, kept.key);
       throw error;
     }
     await this.deps.sources.note(fields.camera, fields.runId).catch((error: unknown) => {
       // The caption is stored; only filtering by its source name waits for the next successful registry write.
       this.deps.logger.warn('source registry not written', { error: (error as Error).message });
     });
-    const kept = frame.status === 'fulfilled' ? frame.value : {};
     return { id, frameKept: kept.key !== undefined, frameReason: kept.reason, ignored: fields.ignored };
   }
 
