@@ -54,15 +54,7 @@ export class LocalObjectStore implements ObjectStore {
     const target = this.objectPath(bucket, key);
     const limit = checkedLimit(options.maxBytes);
     if (Buffer.isBuffer(body) && body.length > limit) throw new ObjectTooLargeError(limit);
-    const bucketDir = this.bucketPath(bucket);
-    const tempDir = join(bucketDir, TEMP_DIR);
-    await this.guard(async () => {
-      await this.ensureRoot();
-      await this.assertInsideRoot(target);
-      await mkdir(tempDir, { recursive: true });
-      await this.assertInsideRoot(tempDir);
-    });
-    const temp = join(tempDir, `${randomUUID()}.part`);
+    const temp = await this.guard(() => this.tempFileFor(bucket, target));
     const meter = new MeasuringStream(limit);
     const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
     // A failing body (a client that went away) is the caller's error, not the storage's: pass it on unchanged.
@@ -70,8 +62,7 @@ export class LocalObjectStore implements ObjectStore {
     source.once('error', (err) => (sourceError = err));
     try {
       await pipeline(source, meter, createWriteStream(temp, { flags: 'wx' }));
-      await mkdir(dirname(target), { recursive: true });
-      await this.assertInsideRoot(dirname(target));
+      await this.makeParentDir(target);
       await rename(temp, target);
     } catch (err) {
       await rm(temp, { force: true });
@@ -87,23 +78,18 @@ export class LocalObjectStore implements ObjectStore {
    */
   async putIfAbsent(bucket: string, key: string, body: Buffer): Promise<boolean> {
     const target = this.objectPath(bucket, key);
-    const tempDir = join(this.bucketPath(bucket), TEMP_DIR);
-    const temp = join(tempDir, `${randomUUID()}.part`);
+    let temp: string | undefined;
     try {
-      await this.ensureRoot();
-      await this.assertInsideRoot(target);
-      await mkdir(tempDir, { recursive: true });
-      await this.assertInsideRoot(tempDir);
+      temp = await this.tempFileFor(bucket, target);
       await writeFile(temp, body, { flag: 'wx' });
-      await mkdir(dirname(target), { recursive: true });
-      await this.assertInsideRoot(dirname(target));
+      await this.makeParentDir(target);
       await link(temp, target);
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST' && (await this.fileStats(target))) return false;
       throw mapFsError(err, `cannot store ${bucket}/${key}`, true);
     } finally {
-      await rm(temp, { force: true });
+      if (temp) await rm(temp, { force: true });
     }
   }
 
@@ -319,6 +305,22 @@ export class LocalObjectStore implements ObjectStore {
         if (info) found.push({ key, size: info.size, lastModified: info.mtime });
       }
     }
+  }
+
+  /** A fresh temp file name in the bucket's temp dir (created, inside the root) for an object bound for `target`. */
+  private async tempFileFor(bucket: string, target: string): Promise<string> {
+    await this.ensureRoot();
+    await this.assertInsideRoot(target);
+    const tempDir = join(this.bucketPath(bucket), TEMP_DIR);
+    await mkdir(tempDir, { recursive: true });
+    await this.assertInsideRoot(tempDir);
+    return join(tempDir, `${randomUUID()}.part`);
+  }
+
+  /** Creates the directory `target` goes in, refusing one that resolves outside the root. */
+  private async makeParentDir(target: string): Promise<void> {
+    await mkdir(dirname(target), { recursive: true });
+    await this.assertInsideRoot(dirname(target));
   }
 
   private async guard<T>(action: () => Promise<T>): Promise<T> {
