@@ -1,9 +1,4 @@
-/** ffmpeg and ffprobe arguments of the frame endpoint; the input is a local path or a signed URL. */
-
-/** ffprobe arguments that describe the first video stream and the container as JSON. */
-export function probeArgs(location: string): string[] {
-  return ['-v', 'error', '-print_format', 'json', '-show_streams', '-show_format', '-select_streams', 'v:0', location];
-}
+/** ffmpeg arguments of the frame endpoint (ffprobe's: lib/media's probeArgs); input: a local path or a signed URL. */
 
 /**
  * ffmpeg arguments that write one JPEG of `location` at `seekSeconds` to stdout. The seek comes before `-i` (input

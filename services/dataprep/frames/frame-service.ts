@@ -1,11 +1,17 @@
 import { createHash } from 'node:crypto';
 import { Counter } from 'prom-client';
 import sharp from 'sharp';
-import { parseProbeOutput, resolveFfmpegPaths, type FfmpegPaths, type VideoInfo } from '../../lib/media/index.js';
+import {
+  parseProbeOutput,
+  probeArgs,
+  resolveFfmpegPaths,
+  type FfmpegPaths,
+  type VideoInfo,
+} from '../../lib/media/index.js';
 import { StorageUnavailableError } from '../../lib/storage/index.js';
 import type { FrameLimits } from '../config.js';
 import { CoalescingCache, type CacheOutcome } from './coalescing-cache.js';
-import { jpegFrameArgs, probeArgs, withoutLocation } from './ffmpeg-frame.js';
+import { jpegFrameArgs, withoutLocation } from './ffmpeg-frame.js';
 import type { FrameMedia } from './frame-media.js';
 import { FrameProcesses } from './frame-processes.js';
 

@@ -1,7 +1,7 @@
 /** Public surface of media handling: ffmpeg binaries, video probing, streamed frame extraction, media types, images. */
 export { bundledFfmpegPaths, resolveFfmpegPaths } from './ffmpeg-paths.js';
 export type { FfmpegPaths } from './ffmpeg-paths.js';
-export { parseProbeOutput, probeVideo, VideoProbeError } from './probe-video.js';
+export { parseProbeOutput, probeArgs, probeVideo, VideoProbeError } from './probe-video.js';
 export type { VideoInfo } from './probe-video.js';
 export { extractFrames, frameExtractionArgs, FrameDecodeError } from './video-frames.js';
 export type { ExtractFramesOptions, VideoFrame } from './video-frames.js';

@@ -86,6 +86,11 @@ export function parseProbeOutput(filePath: string, json: string): VideoInfo {
   };
 }
 
+/** ffprobe arguments that describe the first video stream and the container of `input` (path or URL) as JSON. */
+export function probeArgs(input: string): string[] {
+  return ['-v', 'error', '-print_format', 'json', '-show_streams', '-show_format', '-select_streams', 'v:0', input];
+}
+
 /** Reads a local video's frame rate, frame count, duration, size and codec with ffprobe. */
 export async function probeVideo(
   filePath: string,
@@ -96,8 +101,7 @@ export async function probeVideo(
     throw new VideoProbeError(filePath, error.code === 'ENOENT' ? 'file not found' : error.message);
   });
   const { ffprobe } = resolveFfmpegPaths(options.paths);
-  const args = ['-v', 'error', '-print_format', 'json', '-show_streams', '-show_format', '-select_streams', 'v:0'];
-  const result = await runProcess(ffprobe, [...args, filePath], options.signal);
+  const result = await runProcess(ffprobe, probeArgs(filePath), options.signal);
   if (result.code !== 0) {
     throw new VideoProbeError(filePath, stderrTail(result.stderr, 500) || `ffprobe exited with ${result.code}`);
   }
