@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { nestedJson } from '../../test/support/hostile-bodies.js';
 import { malformedSweep, type SweepEndpoint } from '../../test/support/malformed-sweep.js';
 import { listen, type RunningServer } from '../lib/http/index.js';
 import { createLogger } from '../lib/log/index.js';
@@ -64,9 +65,6 @@ const ENDPOINTS: SweepEndpoint[] = [
   { method: 'GET', path: '/mcp/tools', allow: ['GET', 'HEAD'] },
   { method: 'POST', path: '/mcp/reload', allow: ['POST'] },
 ];
-
-/** A JSON object nested `depth` levels deep. */
-const nested = (depth: number) => '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
 
 describe('alert-dispatch against malformed input', () => {
   let dir: string;
@@ -135,7 +133,7 @@ describe('alert-dispatch against malformed input', () => {
   });
 
   it('refuses metadata nested 10,000 levels deep with 422 before dispatch, on /alerts and for log_alert', async () => {
-    const deep = nested(10_000);
+    const deep = nestedJson(10_000);
     const alert = await post('/alerts', `{"alert_type":"intrusion","metadata":${deep}}`);
     const action = await post(
       '/actions/execute',

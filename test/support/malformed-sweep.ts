@@ -1,5 +1,6 @@
 import http from 'node:http';
 import zlib from 'node:zlib';
+import { gzipBomb, nestedJson } from './hostile-bodies.js';
 
 /** What an endpoint reads: a JSON body (a base body to mutate), a multipart form, or nothing. */
 export type SweepBody =
@@ -78,19 +79,6 @@ const HOSTILE_SEGMENTS = [
 /** Markers of a stack trace or an internal path in an answer. */
 const LEAKS = /\bat [^\s]+ \(|node_modules|\/work\/|\/home\/|\/tmp\/|\.ts:\d+|\.js:\d+|Error: /;
 
-let bomb: Buffer | undefined;
-
-/** About 1 MiB of gzip (16 members of 64 MiB of zeros) that inflates to 1 GiB. */
-function gzipBomb(): Buffer {
-  if (!bomb) {
-    const member = zlib.gzipSync(Buffer.alloc(64 * MIB), { level: 9 });
-    bomb = Buffer.concat(Array.from({ length: 16 }, () => member));
-  }
-  return bomb;
-}
-
-const nested = (depth: number) => '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
-
 /** A value of another JSON type than `value`. */
 function wrongType(value: unknown): unknown {
   if (typeof value === 'string') return 12345;
@@ -146,8 +134,8 @@ function jsonCases(method: string, path: string, base: Record<string, unknown>, 
   const form = multipart({ a: 'b' });
   cases.push(
     { name: 'unknown field', ...json({ ...base, zz_unknown_field: { x: 1 } }) },
-    { name: 'deep nesting (10,000 levels)', ...json(`{"zz":${nested(10_000)}}`) },
-    { name: 'deep nesting in the base body', ...json(valid.replace(/^\{/, `{"zz":${nested(100)},`)) },
+    { name: 'deep nesting (10,000 levels)', ...json(`{"zz":${nestedJson(10_000)}}`) },
+    { name: 'deep nesting in the base body', ...json(valid.replace(/^\{/, `{"zz":${nestedJson(100)},`)) },
     { name: 'empty body', method, path, headers: { 'content-type': 'application/json' }, body: Buffer.alloc(0) },
     { name: 'empty object', ...json({}) },
     { name: 'array instead of object', ...json([base]) },

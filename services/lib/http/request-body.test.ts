@@ -3,6 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import zlib from 'node:zlib';
 import Joi from 'joi';
+import { gzipBomb, nestedJson } from '../../../test/support/hostile-bodies.js';
 import { createLogger } from '../log/index.js';
 import { DEFAULT_DISCARD_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from './body-limits.js';
 import { exceedsJsonDepth } from './json-depth.js';
@@ -33,15 +34,6 @@ const routes = [
     },
   }),
 ];
-
-/** `count` gzip members of `member` MiB of zeros each: about 1 KiB sent per MiB inflated. */
-function gzipBomb(count: number, member = 64): Buffer {
-  const one = zlib.gzipSync(Buffer.alloc(member * MIB), { level: 9 });
-  return Buffer.concat(Array.from({ length: count }, () => one));
-}
-
-/** A JSON object nested `depth` levels deep. */
-const nested = (depth: number) => '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
 
 describe('JSON request bodies', () => {
   let server: RunningServer;
@@ -93,7 +85,7 @@ describe('JSON request bodies', () => {
   });
 
   it('holds the limit to the decoded size: a 1 GiB gzip bomb is a 413 and inflates no further than the limit', async () => {
-    const bomb = gzipBomb(16);
+    const bomb = gzipBomb();
     expect(bomb.length).toBeLessThan(2 * MIB);
     const before = process.memoryUsage();
     let peak = before.rss;
@@ -112,9 +104,13 @@ describe('JSON request bodies', () => {
   });
 
   it('refuses bodies nested deeper than the limit before parsing them', async () => {
-    expect((await post(`{"name":"x","m":${nested(DEFAULT_JSON_MAX_DEPTH - 1)}}`)).status).toBe(200);
-    await expectError(await post(`{"name":"x","m":${nested(DEFAULT_JSON_MAX_DEPTH)}}`), 400, /deeper than 32 levels/);
-    await expectError(await post(`{"name":"x","m":${nested(10_000)}}`), 400, /deeper than 32 levels/);
+    expect((await post(`{"name":"x","m":${nestedJson(DEFAULT_JSON_MAX_DEPTH - 1)}}`)).status).toBe(200);
+    await expectError(
+      await post(`{"name":"x","m":${nestedJson(DEFAULT_JSON_MAX_DEPTH)}}`),
+      400,
+      /deeper than 32 levels/,
+    );
+    await expectError(await post(`{"name":"x","m":${nestedJson(10_000)}}`), 400, /deeper than 32 levels/);
     await expectError(await post(`{"name":"x","m":${'['.repeat(100_000)}`), 400, /deeper than 32 levels/);
   });
 
