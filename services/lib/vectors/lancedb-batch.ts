@@ -48,14 +48,19 @@ export function filterValues(record: VectorRecord): Map<string, unknown> {
 }
 
 /**
- * The records as one Arrow table over `columns` (the table's columns, in any order). Built column by column, the
+ * The records as one Arrow table over `columns` (the table's columns, in any order), `filters[i]` being
+ * `filterValues(records[i])` (the caller has them already, to add missing columns). Built column by column, the
  * vectors copied once into one Float32Array: converting row objects element by element costs seconds per thousand
  * 1792-d vectors, this costs milliseconds.
  */
-export function recordsToArrow(records: VectorRecord[], columns: readonly string[], dimension: number): Arrow.Table {
+export function recordsToArrow(
+  records: VectorRecord[],
+  filters: ReadonlyArray<Map<string, unknown>>,
+  columns: readonly string[],
+  dimension: number,
+): Arrow.Table {
   const vectors = new Float32Array(records.length * dimension);
   records.forEach((record, i) => vectors.set(record.vector, i * dimension));
-  const filters = records.map((record) => filterValues(record));
   const fields = columns.map((name) => columnField(name, dimension));
   const data = fields.map(({ name, type }) => {
     switch (name) {

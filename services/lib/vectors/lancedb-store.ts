@@ -131,10 +131,11 @@ export class LanceDbVectorStore implements VectorStore {
   async insert(records: VectorRecord[]): Promise<void> {
     if (records.length === 0) return;
     for (const record of records) assertValidRecord(record, this.dimension);
-    const wanted = new Set(records.flatMap((record) => [...filterValues(record).keys()]));
+    const filters = records.map((record) => filterValues(record));
+    const wanted = new Set(filters.flatMap((values) => [...values.keys()]));
     await this.write(async () => {
       await this.ensureColumns([...wanted].filter((c) => !BASE_COLUMNS.includes(c)));
-      const batch = recordsToArrow(records, [...this.columns], this.dimension);
+      const batch = recordsToArrow(records, filters, [...this.columns], this.dimension);
       await unavailableOnError('insert into LanceDB', () => this.table.add(batch));
     });
     this.indexing.enqueue(this.tableName);
