@@ -70,7 +70,7 @@ function baseSchema(dimension: number): Schema {
 
 /**
  * VectorStore on an embedded LanceDB table persisted under a directory; cosine similarity. Exact (flat) search on
- * small tables; an IVF-RQ index, built and kept up to date in the background, once the table is large (see
+ * small tables; an IVF-PQ index, built and kept up to date in the background, once the table is large (see
  * LanceDbIndexOptions).
  */
 export class LanceDbVectorStore implements VectorStore {
