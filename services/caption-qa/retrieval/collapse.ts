@@ -49,7 +49,9 @@ export function collapseNearDuplicates(captions: RetrievedCaption[], rule: Colla
   const bySource = new Map<string, RetrievedCaption[]>();
   for (const caption of captions) {
     const key = sourceOf(caption);
-    bySource.set(key, [...(bySource.get(key) ?? []), caption]);
+    const group = bySource.get(key);
+    if (group) group.push(caption);
+    else bySource.set(key, [caption]);
   }
   const entries: RetrievedCaption[] = [];
   for (const group of bySource.values()) {
