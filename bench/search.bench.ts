@@ -123,18 +123,18 @@ function percentile(values: number[], p: number): number {
 }
 
 const ms = (v: number) => `${v.toFixed(1)} ms`;
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
 export default async function searchBench(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'argus-bench-search-'));
   // dataprep's own image table under this data dir, so the endpoint part searches the same rows.
   const { vectors } = loadDataprepConfig({ ARGUS_DATA_DIR: dataDir });
   if (vectors.backend !== 'lancedb') throw new Error('the search bench needs the embedded LanceDB store');
-  console.log(
-    `load average at start: ${os
-      .loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')} (${os.cpus().length} cores)`,
-  );
+  console.log(`load average at start: ${loadAverage()} (${os.cpus().length} cores)`);
   const store = await LanceDbVectorStore.open({ dir: vectors.dir, table: vectors.table, dimension: DIMENSION });
   try {
     let started = performance.now();
@@ -192,12 +192,7 @@ export default async function searchBench(): Promise<void> {
       `recall@10 over all ${FILTERS.length * EXACT_QUERIES} exact queries: ${(allFound / allWanted).toFixed(3)}`,
     );
     await endpointPart(dataDir, store);
-    console.log(
-      `load average at end: ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}`,
-    );
+    console.log(`load average at end: ${loadAverage()}`);
   } finally {
     await store.close();
     await rm(dataDir, { recursive: true, force: true });
