@@ -7,7 +7,15 @@ import { gzipBomb, nestedJson } from '../../../test/support/hostile-bodies.js';
 import { createLogger } from '../log/index.js';
 import { DEFAULT_DISCARD_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH } from './body-limits.js';
 import { exceedsJsonDepth } from './json-depth.js';
-import { createHttpApp, defineRoute, HttpError, listen, statusMessageStyle, type RunningServer } from './index.js';
+import {
+  createHttpApp,
+  defineRoute,
+  HttpError,
+  listen,
+  statusMessageStyle,
+  type HttpAppOptions,
+  type RunningServer,
+} from './index.js';
 
 const logger = createLogger({ service: 'test', level: 'error', json: true });
 const MIB = 1024 * 1024;
@@ -35,19 +43,23 @@ const routes = [
   }),
 ];
 
-describe('JSON request bodies', () => {
-  let server: RunningServer;
-  beforeAll(async () => {
-    const { app } = createHttpApp({
+/** A kit app with the routes above, listening on loopback; `options` add to or override the defaults. */
+const serve = (options: Partial<HttpAppOptions> = {}) =>
+  listen(
+    createHttpApp({
       info: { title: 'Test API', version: '1.0.0' },
       service: 'test',
       logger,
       errors: statusMessageStyle('internal'),
       routes,
-      jsonLimit: '4mb',
-    });
-    server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'test' });
-  });
+      ...options,
+    }).app,
+    { port: 0, host: '127.0.0.1', logger, name: 'test' },
+  );
+
+describe('JSON request bodies', () => {
+  let server: RunningServer;
+  beforeAll(async () => (server = await serve({ jsonLimit: '4mb' })));
   afterAll(() => server.close());
 
   const post = (body: string | Buffer, headers: Record<string, string> = {}) =>
@@ -141,17 +153,7 @@ describe('JSON request bodies', () => {
 
 describe('errors outside the routes', () => {
   let server: RunningServer;
-  beforeAll(async () => {
-    const { app } = createHttpApp({
-      info: { title: 'Test API', version: '1.0.0' },
-      service: 'test',
-      logger,
-      errors: statusMessageStyle('internal'),
-      routes,
-      basePath: '/v1/test',
-    });
-    server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'test' });
-  });
+  beforeAll(async () => (server = await serve({ basePath: '/v1/test' })));
   afterAll(() => server.close());
 
   it('answers 405 with Allow, 404 and 501 in the service style, never text/plain', async () => {
@@ -207,16 +209,7 @@ function sendWholeBodyThenRead(url: string, path: string, bodyBytes: number): Pr
 
 describe('early rejection of a body still being sent', () => {
   let server: RunningServer;
-  beforeAll(async () => {
-    const { app } = createHttpApp({
-      info: { title: 'Test API', version: '1.0.0' },
-      service: 'test',
-      logger,
-      errors: statusMessageStyle('internal'),
-      routes,
-    });
-    server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'test' });
-  });
+  beforeAll(async () => (server = await serve()));
   afterAll(() => server.close());
 
   const form = (bytes: number) => {
