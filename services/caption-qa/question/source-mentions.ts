@@ -22,9 +22,8 @@ export function normalizeName(text: string): string {
 function mentioned(question: string, names: readonly string[]): string[] {
   const found: string[] = [];
   const taken: string[] = [];
-  const sorted = [...names].sort((a, b) => normalizeName(b).length - normalizeName(a).length);
-  for (const name of sorted) {
-    const key = normalizeName(name);
+  const keyed = names.map((name) => ({ name, key: normalizeName(name) }));
+  for (const { name, key } of keyed.sort((a, b) => b.key.length - a.key.length)) {
     if (key.length === 0 || !` ${question} `.includes(` ${key} `)) continue;
     if (taken.some((longer) => ` ${longer} `.includes(` ${key} `))) continue;
     taken.push(key);
