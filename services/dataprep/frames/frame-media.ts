@@ -1,4 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
+import { buffer } from 'node:stream/consumers';
 import { mediaTypeFromName, type MediaKind } from '../../lib/media/index.js';
 import type { ObjectStore } from '../../lib/storage/index.js';
 import type { MediaCatalogue } from '../catalogue.js';
@@ -17,12 +18,6 @@ export interface FrameMedia {
   location(ttlSeconds: number): Promise<string>;
   /** The whole file (images only: they are small and sharp decodes them from memory). */
   bytes(): Promise<Buffer>;
-}
-
-async function readObject(store: ObjectStore, bucket: string, key: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of await store.get(bucket, key)) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }
 
 /**
@@ -45,7 +40,7 @@ export async function findFrameMedia(
       identity: `stored:${bucket}/${stored.key}:${stored.size}:${stored.lastModified.getTime()}`,
       location: async (ttl) =>
         (await store.localPath(bucket, stored.key)) ?? (await store.signedGetUrl(bucket, stored.key, ttl))!,
-      bytes: () => readObject(store, bucket, stored.key),
+      bytes: async () => buffer(await store.get(bucket, stored.key)),
     };
   }
   const live = await services.references.findLive(bucket, videoId);
