@@ -28,6 +28,7 @@ import { loadCaptionQaConfig } from '../services/caption-qa/config.js';
 import { startCaptionQa } from '../services/caption-qa/main.js';
 import { parseQuestion } from '../services/caption-qa/question/parse-question.js';
 import { Retriever } from '../services/caption-qa/retrieval/retriever.js';
+import { latencyStats } from './latency-stats.js';
 
 const STORED = 100_000;
 const SMALL = 1_000;
@@ -76,12 +77,6 @@ function captionText(i: number): string {
   return `${pick(SUBJECTS, 1)} ${pick(ACTIONS, SUBJECTS.length)} ${pick(PLACES, 63)}${pick(DETAILS, 504)}`;
 }
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-const stats = (ms: number[]) => {
-  const sorted = [...ms].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
-};
 const f = (x: number) => x.toFixed(2);
 
 /** A seeded generator, so every run stores the same captions. */
@@ -204,8 +199,8 @@ async function firstTokens(agent: http.Agent, serviceUrl: string, fakeBaseUrl: s
     for (let i = 0; i < TTFB_PER_ROUND; i++)
       viaService.push(await timeToFirstToken(agent, chatUrl, chat, serviceToken));
   }
-  const up = stats(straight);
-  const via = stats(viaService);
+  const up = latencyStats(straight);
+  const via = latencyStats(viaService);
   return (
     `fake model straight p50 ${f(up.p50)} ms, p99 ${f(up.p99)} ms; through /api/chat p50 ${f(via.p50)} ms, ` +
     `p99 ${f(via.p99)} ms → added p50 ${f(via.p50 - up.p50)} ms, p99 ${f(via.p99 - up.p99)} ms (target ≤ 10 ms at p99)`
@@ -287,8 +282,8 @@ export default async function run(): Promise<void> {
       await store.search(probe, config.retrieval.topK * 4);
       bareSearch.push(performance.now() - started);
     }
-    const r = stats(retrievals);
-    const s = stats(bareSearch);
+    const r = latencyStats(retrievals);
+    const s = latencyStats(bareSearch);
     console.log(
       `retrieval over ${STORED} captions (${RETRIEVALS} questions, half with time words or a camera): ` +
         `p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms (target p99 < 20 ms); unfiltered store search alone ` +

@@ -17,6 +17,7 @@ import { importDefaultModels, multiPoseModel } from '../services/lib/inference/i
 import { createSession, readManifest } from '../services/lib/inference/index.js';
 import { allocateInput, prepareImage } from '../services/lib/inference/image-tensor.js';
 import { createLogger } from '../services/lib/log/index.js';
+import { latencyStats } from './latency-stats.js';
 
 const REQUESTS = 100;
 const WARMUP = 5;
@@ -58,13 +59,6 @@ function multipartBody(jpegs: Buffer[]): { body: Buffer; contentType: string } {
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-const stats = (ms: number[]) => {
-  const sorted = [...ms].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
-};
 
 /**
  * The bare model: a session hosted like the service's (worker thread, 2 threads) and the preprocessed inputs of the
@@ -150,8 +144,8 @@ export default async function run(): Promise<void> {
     await service.close();
     await bare.release();
   }
-  const bareStats = stats(bareTimes);
-  const serviceStats = stats(serviceTimes);
+  const bareStats = latencyStats(bareTimes);
+  const serviceStats = latencyStats(serviceTimes);
   const bound = 1000 / bareStats.p50;
   const f = (x: number) => x.toFixed(1);
   console.log(`bare model, 3 frames, ${REQUESTS} runs: p50 ${f(bareStats.p50)} ms, p99 ${f(bareStats.p99)} ms`);

@@ -30,6 +30,7 @@ import { createLogger } from '../services/lib/log/index.js';
 import { FIXTURE_PHOTOS } from '../test/support/fixtures.js';
 import { fixtureImage } from '../test/support/media.js';
 import { ensureDefaultModels } from '../test/support/models.js';
+import { percentile } from './latency-stats.js';
 
 const IMAGES = 100;
 /** Rounds of (100 synchronous, then one batch of the same 100), summed: load from other processes hits both. */
@@ -89,10 +90,6 @@ function startPoller(url: string): { stop(): Promise<number[]> } {
       return times;
     },
   };
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 export default async function main(): Promise<void> {
