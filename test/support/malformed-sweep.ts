@@ -95,24 +95,26 @@ function fillPath(template: string, params: Record<string, string> = {}, overrid
   );
 }
 
+/** The boundary of every multipart body the sweep builds. */
+const BOUNDARY = 'sweep-boundary-7d1f';
+
 /** A multipart body with text fields and one file part (or none). */
 function multipart(fields: Record<string, string>, file?: { field: string; name: string; bytes: Buffer }) {
-  const boundary = 'sweep-boundary-7d1f';
   const parts: Buffer[] = Object.entries(fields).map(([name, value]) =>
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
+    Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
   );
   if (file) {
     parts.push(
       Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.name}"\r\n` +
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.name}"\r\n` +
           'Content-Type: application/octet-stream\r\n\r\n',
       ),
       file.bytes,
       Buffer.from('\r\n'),
     );
   }
-  parts.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: Buffer.concat(parts), type: `multipart/form-data; boundary=${boundary}` };
+  parts.push(Buffer.from(`--${BOUNDARY}--\r\n`));
+  return { body: Buffer.concat(parts), type: `multipart/form-data; boundary=${BOUNDARY}` };
 }
 
 function jsonCases(method: string, path: string, base: Record<string, unknown>, emptyValid: boolean): SweepCase[] {
@@ -201,7 +203,7 @@ function multipartCases(
     send('form without boundary', 'multipart/form-data', good.body),
     send('garbage under a boundary', good.type, Buffer.from('garbage\r\n\r\nmore garbage')),
     send('truncated form', good.type, good.body.subarray(0, good.body.length - 40)),
-    send('form without parts', good.type, Buffer.from('--sweep-boundary-7d1f--\r\n')),
+    send('form without parts', good.type, Buffer.from(`--${BOUNDARY}--\r\n`)),
     send('file in another field', ...other({ ...text, field: 'zz_other' })),
     send('unsupported file', good.type, good.body),
     send('file name with traversal', ...other({ ...text, name: '../../../etc/passwd\u0000.jpg' })),
