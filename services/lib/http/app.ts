@@ -61,7 +61,7 @@ function renderError(ctx: Koa.Context, error: any, logger: Logger, style: ErrorS
     ctx.set(err.headers);
     ctx.body = style.render(err.status, err.message);
   } else if (err?.status >= 400 && err.status < 500) {
-    // koa / koa-body client errors (malformed JSON, body too large): answer them without their internals.
+    // Other client errors that carry a status (koa's ctx.throw, http-errors): answer them without their internals.
     ctx.status = err.status;
     const message = err instanceof SyntaxError ? 'Invalid JSON body' : err.expose ? err.message : 'Invalid request';
     ctx.body = style.render(err.status, message);
