@@ -27,7 +27,9 @@ const USAGE = `usage: argus <command>
   serve <service>       start one service (${Object.keys(SERVICES).join(', ')})
   models import [--force]
                         import every model the services use into ARGUS_MODELS_DIR
-  operator              run the controllers against a Kubernetes API server (leader election, /healthz /readyz /metrics)
+  operator              run the controllers against a Kubernetes API server (leader election, /healthz /readyz /metrics);
+                        needs ARGUS_WORKER_IMAGE (the worker pods' image), also when run out of the cluster;
+                        WATCH_NAMESPACE unset or empty: every namespace
   worker ingest --job <namespace>/<name> [--index <i>] [--completions <n>]
                         run one shard of an IngestJob (index defaults to JOB_COMPLETION_INDEX)
   help, --help, -h      show this text

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ConfigError } from '../services/lib/config/index.js';
-import { loadOperatorConfig } from './config.js';
+import { loadClusterOperatorConfig, loadOperatorConfig } from './config.js';
 
 describe('operator configuration', () => {
   it('has documented defaults', () => {
@@ -37,5 +37,21 @@ describe('operator configuration', () => {
     })();
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).problems).toHaveLength(2);
+  });
+});
+
+describe('argus operator cluster settings', () => {
+  const required = { ARGUS_WORKER_IMAGE: 'ghcr.io/argus-dev/argus:test' };
+
+  it('watches every namespace when WATCH_NAMESPACE is unset or empty (the controller-runtime convention)', () => {
+    expect(loadClusterOperatorConfig(required).cluster.watchNamespace).toBeUndefined();
+    expect(loadClusterOperatorConfig({ ...required, WATCH_NAMESPACE: '' }).cluster.watchNamespace).toBeUndefined();
+    expect(loadClusterOperatorConfig({ ...required, WATCH_NAMESPACE: 'team-a' }).cluster.watchNamespace).toBe('team-a');
+  });
+
+  it('refuses a WATCH_NAMESPACE that is not a namespace name, and a missing ARGUS_WORKER_IMAGE', () => {
+    expect(() => loadClusterOperatorConfig({ WATCH_NAMESPACE: 'Team A' })).toThrow(
+      /WATCH_NAMESPACE[\s\S]*ARGUS_WORKER_IMAGE|ARGUS_WORKER_IMAGE[\s\S]*WATCH_NAMESPACE/,
+    );
   });
 });

@@ -91,11 +91,17 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** Settings of `argus operator` against a cluster: worker pod placement, watch scope, leader election, HTTP port. */
 export const clusterOperatorEnvSchema = {
   KUBECONFIG: Joi.string().description('Kubeconfig file (default: in-cluster config in a pod, else ~/.kube/config)'),
+  // Empty is all namespaces, as in controller-runtime (a chart or manifest often sets the variable to "").
   WATCH_NAMESPACE: Joi.string()
+    .allow('')
     .pattern(DNS_LABEL)
     .max(63)
-    .description('Reconcile this namespace only (a Role suffices); all namespaces when unset'),
-  ARGUS_WORKER_IMAGE: Joi.string().required().description('Image of the worker pods (the argus image)'),
+    .description('Reconcile this namespace only (a Role suffices); all namespaces when unset or empty'),
+  ARGUS_WORKER_IMAGE: Joi.string()
+    .required()
+    .description(
+      'Image of the worker pods (the argus image); required, also when the operator runs out of the cluster',
+    ),
   ARGUS_WORKER_COMMAND: Joi.string()
     .default('argus')
     .description('The argus command in the image (space-separated); "worker <name> --job ..." is appended'),
@@ -171,7 +177,7 @@ export function toClusterSettings(env: Record<string, any>): ClusterSettings {
     });
   return {
     kubeconfig: env.KUBECONFIG,
-    watchNamespace: env.WATCH_NAMESPACE,
+    watchNamespace: env.WATCH_NAMESPACE || undefined,
     worker: {
       image: env.ARGUS_WORKER_IMAGE,
       command: env.ARGUS_WORKER_COMMAND.split(/\s+/).filter(Boolean),
