@@ -1,9 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { createLogger } from '../log/index.js';
 import {
   createHttpApp,
@@ -133,5 +135,81 @@ describe('listen: stopping', () => {
     await socketClosed;
     expect(text.err).toMatch(/stuck stop deadline passed/);
     expect(text.err).toMatch(/"handlersRunning":1/);
+  });
+});
+
+/** The child of test/support/shutdown-on-signal.ts: its JSON log lines as they come, and its exit. */
+function signalChild(mode: 'stdin' | 'never') {
+  const script = fileURLToPath(new URL('../../../test/support/shutdown-on-signal.ts', import.meta.url));
+  const { NODE_OPTIONS: _jest, ...env } = process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', script, mode], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines: Record<string, unknown>[] = [];
+  const waiting: { match: (r: Record<string, unknown>) => boolean; resolve: () => void }[] = [];
+  let pending = '';
+  const onData = (chunk: string) => {
+    const parts = (pending + chunk).split('\n');
+    pending = parts.pop()!;
+    for (const line of parts) {
+      const record = JSON.parse(line) as Record<string, unknown>;
+      lines.push(record);
+      for (const w of waiting.filter((w) => w.match(record))) w.resolve();
+    }
+  };
+  child.stdout.setEncoding('utf8').on('data', onData);
+  child.stderr.setEncoding('utf8').on('data', onData);
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  /** Resolves once a line with this message (and signal, when given) was logged. */
+  const logged = (message: string, signal?: string) => {
+    const match = (r: Record<string, unknown>) => r.message === message && (!signal || r.signal === signal);
+    if (lines.some(match)) return Promise.resolve();
+    return Promise.race([
+      new Promise<void>((resolve) => waiting.push({ match, resolve })),
+      exited.then(({ code, signal: killedBy }) => {
+        throw new Error(`exited (${code ?? killedBy}) before logging "${message}": ${JSON.stringify(lines)}`);
+      }),
+    ]);
+  };
+  return { child, lines, exited, logged };
+}
+
+describe('onShutdownSignal', () => {
+  it('shuts down gracefully once on the first SIGTERM, logging and ignoring a second one (exit 0)', async () => {
+    const { child, lines, exited, logged } = signalChild('stdin');
+    await logged('ready');
+    child.kill('SIGTERM');
+    await logged('shutdown started');
+    child.kill('SIGTERM');
+    await logged('already shutting down: signal ignored', 'SIGTERM');
+    child.kill('SIGINT');
+    await logged('already shutting down: signal ignored', 'SIGINT');
+    // The shutdown goes on: it ends when the test lets it.
+    child.stdin.end('done\n');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(lines.map((l) => [l.message, l.signal])).toEqual([
+      ['ready', undefined],
+      ['shutting down', 'SIGTERM'],
+      ['shutdown started', undefined],
+      ['already shutting down: signal ignored', 'SIGTERM'],
+      ['already shutting down: signal ignored', 'SIGINT'],
+      ['shutdown finished', undefined],
+    ]);
+  });
+
+  it('still ends a shutdown that does not finish at the grace, a second signal notwithstanding (exit 1)', async () => {
+    const { child, lines, exited, logged } = signalChild('never');
+    await logged('ready');
+    child.kill('SIGINT');
+    await logged('shutdown started');
+    child.kill('SIGINT');
+    expect(await exited).toEqual({ code: 1, signal: null });
+    expect(lines.map((l) => l.message)).toEqual([
+      'ready',
+      'shutting down',
+      'shutdown started',
+      'already shutting down: signal ignored',
+      'shutdown grace ran out: exiting now',
+    ]);
   });
 });

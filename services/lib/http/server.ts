@@ -102,8 +102,10 @@ export async function listen(app: Koa, options: ListenOptions): Promise<RunningS
 
 /**
  * Calls `shutdown` once on SIGTERM/SIGINT and exits: 0 when it finished, 1 when it failed or when the grace ran out
- * first. The grace starts at the signal; `shutdown` is handed the deadline for draining requests, which leaves a
- * reserve (a quarter of the grace, at most 3 s) to release resources before the process must be gone.
+ * first. The grace starts at the first signal; `shutdown` is handed the deadline for draining requests, which leaves a
+ * reserve (a quarter of the grace, at most 3 s) to release resources before the process must be gone. Later signals
+ * are logged and ignored: `npm run` forwards a second one and people press Ctrl-C twice, and dying at once would skip
+ * the clean-up (a leader's Lease would stay held for its whole duration); the grace still ends the process.
  */
 export function onShutdownSignal(
   logger: Logger,
@@ -112,7 +114,10 @@ export function onShutdownSignal(
 ): void {
   let started = false;
   const handler = (signal: string) => {
-    if (started) return;
+    if (started) {
+      logger.warn('already shutting down: signal ignored', { signal });
+      return;
+    }
     started = true;
     const reserve = Math.min(3000, graceMs / 4);
     logger.info('shutting down', { signal, grace_ms: graceMs });
@@ -129,6 +134,7 @@ export function onShutdownSignal(
       },
     );
   };
-  process.once('SIGTERM', handler);
-  process.once('SIGINT', handler);
+  // `on`, not `once`: with no listener left, Node's default action for the next signal kills the process.
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
 }
