@@ -1,3 +1,4 @@
+import { linkAbort, type Unlink } from '../../lib/abort/index.js';
 import { roundMs } from '../../lib/http/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import { ToolError, ToolRefusal, type DispatchTool, type ToolContext, type ToolOutput } from '../tools/tool.js';
@@ -7,22 +8,27 @@ import type { ActionRequest, ToolRunResult } from './types.js';
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 /**
- * Real timer-based sleep. The abort listener is removed when the timer fires: the signal is usually the
- * process-long shutdown signal, which would otherwise collect one listener per back-off.
+ * Real timer-based sleep. The signal is usually the process-long shutdown signal shared by every dispatch in flight:
+ * the sleep links to it (one listener on it for all of them) and unlinks when the timer fires.
  */
 export const timerSleep: Sleep = (ms, signal) =>
   new Promise((resolve, reject) => {
     if (!signal) return void setTimeout(resolve, ms);
     if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
+    const wake = new AbortController();
+    const unlink = linkAbort(signal, wake);
     const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
+      unlink();
       resolve();
     }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
+    wake.signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 
 /** Time-out and retry policy of tool runs. */
@@ -68,7 +74,7 @@ function elapsedMs(started: number): number {
 class Attempt implements ToolContext {
   private controller: AbortController | undefined;
   private timedOut: AttemptTimeout | undefined;
-  private onOuterAbort: (() => void) | undefined;
+  private unlinkOuter: Unlink | undefined;
   private timer: NodeJS.Timeout | undefined;
   private settled = false;
 
@@ -88,10 +94,7 @@ class Attempt implements ToolContext {
       const outer = this.outer;
       if (this.timedOut) controller.abort(this.timedOut);
       else if (outer?.aborted) controller.abort(outer.reason);
-      else if (outer && !this.settled) {
-        this.onOuterAbort = () => controller.abort(outer.reason);
-        outer.addEventListener('abort', this.onOuterAbort, { once: true });
-      }
+      else if (outer && !this.settled) this.unlinkOuter = linkAbort(outer, controller);
     }
     return this.controller.signal;
   }
@@ -132,7 +135,7 @@ class Attempt implements ToolContext {
   private settle(): void {
     this.settled = true;
     clearTimeout(this.timer);
-    if (this.onOuterAbort) this.outer?.removeEventListener('abort', this.onOuterAbort);
+    this.unlinkOuter?.();
   }
 }
 

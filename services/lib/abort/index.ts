@@ -1,0 +1,2 @@
+export { linkAbort } from './linked-abort.js';
+export type { Unlink } from './linked-abort.js';
