@@ -1,3 +1,4 @@
+import { linkAbort, type Unlink } from '../abort/index.js';
 import { LlmError } from './llm-error.js';
 
 /** The reason the idle clock aborts a call with. */
@@ -13,13 +14,14 @@ const DONE_WITH = new Error('no longer wanted');
 export class CallScope {
   private readonly controller = new AbortController();
   private lastProgress = performance.now();
-  private readonly onCallerAbort = () => this.controller.abort(this.callerSignal?.reason);
+  // Linked, not listened to: the caller's signal may be process-long and shared by every call in flight.
+  private readonly unlinkCaller: Unlink | undefined;
 
   constructor(
     private readonly timeoutMs: number,
     private readonly callerSignal?: AbortSignal,
   ) {
-    callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
+    this.unlinkCaller = callerSignal && linkAbort(callerSignal, this.controller);
   }
 
   /** The signal to give the HTTP request. */
@@ -52,7 +54,7 @@ export class CallScope {
 
   /** Cancels the upstream request (a no-op once its body has been read to the end) and forgets the caller's signal. */
   close(): void {
-    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    this.unlinkCaller?.();
     this.controller.abort(DONE_WITH);
   }
 

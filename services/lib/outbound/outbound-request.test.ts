@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { watchAbortListeners } from '../../../test/support/abort-listeners.js';
 import {
   AllowList,
   nonPublicKind,
@@ -246,6 +247,35 @@ describe('outbound guard (loopback servers only)', () => {
     });
     controller.abort(new Error('shutting down'));
     await expect(pending).rejects.toThrow('shutting down');
+  });
+
+  it('links 200 concurrent exchanges to one shared signal through a single listener, answered or refused', async () => {
+    const closed = await startServer('127.0.0.1');
+    await closed.close();
+    const shared = new AbortController();
+    const watch = watchAbortListeners(shared.signal);
+    const outcomes = await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        const target = i % 2 === 0 ? `${allowed.url}/` : `http://127.0.0.1:${closed.port}/`;
+        try {
+          const response = await outboundRequest(target, {
+            policy: loopbackOnly,
+            timeoutMs: 30_000,
+            signal: shared.signal,
+          });
+          return (await response.bytes()).toString();
+        } catch (error) {
+          return (error as OutboundError).failure;
+        }
+      }),
+    );
+    watch.stop();
+    expect(new Set(outcomes)).toEqual(new Set(['hello', 'connect']));
+    expect({ peak: watch.peak, warned: watch.warned(), now: watch.current() }).toEqual({
+      peak: 1,
+      warned: false,
+      now: 0,
+    });
   });
 });
 

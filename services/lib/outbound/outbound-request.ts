@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { linkAbort } from '../abort/index.js';
 import { InvalidHttpUrlError, parseHttpUrl } from '../http/index.js';
 import { bareHost } from './allow-list.js';
 import { OutboundError } from './outbound-error.js';
@@ -110,12 +111,11 @@ export async function outboundRequest(
     () => deadline.abort(new OutboundError('timeout', `timed out after ${seconds(timeoutMs)}`)),
     timeoutMs,
   );
-  const onAbort = () => deadline.abort(signal!.reason);
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener('abort', onAbort, { once: true });
+  // Linked, not listened to: the caller's signal may be long-lived and shared by many exchanges in flight.
+  const unlink = signal && linkAbort(signal, deadline);
   const done = () => {
     clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
+    unlink?.();
   };
 
   let method = options.method ?? 'GET';
