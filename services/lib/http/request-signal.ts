@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { linkAbort } from '../abort/index.js';
 
 /** Reason of a request signal aborted because its client went away before the answer was sent. */
 export class ClientGoneError extends Error {
@@ -26,20 +27,19 @@ export function setStopSignal(app: Koa, signal: AbortSignal): void {
 
 /**
  * An AbortSignal for the work of one request: it fires when the client disconnects before its answer was sent
- * (ClientGoneError) or when the server begins to stop (ServerStoppingError). Its listener on the server's stop signal
+ * (ClientGoneError) or when the server begins to stop (ServerStoppingError). Its link to the server's stop signal
  * is removed when the response closes, so long-lived servers collect none.
  */
 export function requestSignal(ctx: Pick<Koa.Context, 'app' | 'req' | 'res'>): AbortSignal {
   const controller = new AbortController();
   const { res } = ctx;
   const stop = stopSignals.get(ctx.app);
-  const onStop = () => controller.abort(new ServerStoppingError());
+  // Linked, not listened to: every request in flight shares the stop signal, which carries one listener for them all.
+  const unlinkStop = stop && linkAbort(stop, controller, () => new ServerStoppingError());
   const onClose = () => {
-    stop?.removeEventListener('abort', onStop);
+    unlinkStop?.();
     if (!res.writableFinished) controller.abort(new ClientGoneError());
   };
-  if (stop?.aborted) onStop();
-  else stop?.addEventListener('abort', onStop, { once: true });
   // A response closed before this call (the client left while the body was read) never emits 'close' again.
   if (res.closed) onClose();
   else res.once('close', onClose);
