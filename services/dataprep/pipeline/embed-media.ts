@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { linkAbort } from '../../lib/abort/index.js';
 import { cropDetection } from '../../lib/inference/crop.js';
 import type { Detection, Detector, ImageEmbedder, RgbImage, RunGate, TextEmbedder } from '../../lib/inference/roles.js';
 import type { FfmpegPaths } from '../../lib/media/ffmpeg-paths.js';
 import { decodeImage } from '../../lib/media/image-decode.js';
-import { probeVideo } from '../../lib/media/probe-video.js';
+import { probeVideo, type VideoInfo } from '../../lib/media/probe-video.js';
 import { extractFrames, type VideoFrame } from '../../lib/media/video-frames.js';
 import type { MetadataValue, VectorRecord, VectorStore } from '../../lib/vectors/vector-store.js';
 import {
@@ -189,9 +190,19 @@ export async function embedMedia(
   if (!(frameInterval >= 1))
     throw new RangeError(`frame interval must be a positive integer: ${request.frameInterval}`);
 
-  const videoInfo = isVideo
-    ? await probeVideo(request.localPath, { paths: deps.ffmpegPaths, signal: request.signal })
-    : undefined;
+  // One controller stops the probe and every stage: the caller's abort, or the first stage to fail. Linked, not
+  // listened to: the caller's signal may be a workload's, shared by every shard in flight.
+  const stop = new AbortController();
+  const unlinkCaller = request.signal && linkAbort(request.signal, stop);
+  let videoInfo: VideoInfo | undefined;
+  try {
+    videoInfo = isVideo
+      ? await probeVideo(request.localPath, { paths: deps.ffmpegPaths, signal: stop.signal })
+      : undefined;
+  } catch (error) {
+    unlinkCaller?.();
+    throw error;
+  }
   const info = videoInfo ?? { fps: 0, totalFrames: 1, durationSeconds: 0 };
   const base: MediaMetadataBase = {
     bucketName: request.bucketName,
@@ -209,11 +220,6 @@ export async function embedMedia(
     sourcePath: request.sourcePath,
     extra: request.extraMetadata,
   };
-
-  // One controller stops every stage: the caller's abort, or the first stage to fail.
-  const stop = new AbortController();
-  const onCallerAbort = () => stop.abort(request.signal?.reason);
-  request.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
   const frames = new BoundedQueue<VideoFrame>(options.frameQueueDepth ?? DEFAULTS.frameQueueDepth);
   // Detection runs ahead of cropping: the next frame's preprocessing (a 512 px resample on this thread) overlaps with
@@ -429,7 +435,7 @@ export async function embedMedia(
     stage(embed, records),
     stage(write),
   ]);
-  request.signal?.removeEventListener('abort', onCallerAbort);
+  unlinkCaller?.();
 
   if (failure) {
     const error = request.signal?.aborted ? request.signal.reason : failure.error;
