@@ -11,4 +11,16 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
+  {
+    // busboy emits 'error' on every part stream of a body cut short, read or not: one stream without a listener ends
+    // the process. openMultipart attaches one to every part before a route sees it.
+    files: ['**/*.ts'],
+    ignores: ['services/lib/http/multipart.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'busboy', message: 'Open multipart bodies with openMultipart from services/lib/http.' }] },
+      ],
+    },
+  },
 );

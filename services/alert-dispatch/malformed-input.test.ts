@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { nestedJson } from '../../test/support/hostile-bodies.js';
-import { malformedSweep, type SweepEndpoint } from '../../test/support/malformed-sweep.js';
+import { malformedSweep } from '../../test/support/malformed-sweep.js';
 import { listen, type RunningServer } from '../lib/http/index.js';
 import { createLogger } from '../lib/log/index.js';
 import { createApp } from './app.js';
@@ -16,55 +16,10 @@ import { McpManager } from './mcp/mcp-manager.js';
 import { SubscriptionStore } from './subscriptions/subscription-store.js';
 import { logAlertTool } from './tools/log-alert.js';
 import { ToolRegistry } from './tools/registry.js';
+import { ALERT_DISPATCH_SWEEP, isDetailBody } from './testing/sweep-endpoints.js';
 
 const logger = createLogger({ service: 'alert-dispatch-sweep', level: 'error', json: true });
 logger.silent = true;
-
-/** The service's error body: `{detail}`, plus `errors` on validation failures. */
-const isDetailBody = (body: unknown) =>
-  typeof body === 'object' &&
-  body !== null &&
-  typeof (body as { detail?: unknown }).detail === 'string' &&
-  Object.keys(body).every((key) => key === 'detail' || key === 'errors');
-
-/** Every endpoint, with base bodies refused at validation (the sweep never runs a tool). */
-const ENDPOINTS: SweepEndpoint[] = [
-  {
-    method: 'POST',
-    path: '/alerts',
-    allow: ['POST'],
-    body: { json: { alert_type: 'sweep', tools: 'log_alert' } },
-    emptyBodyValid: true,
-  },
-  {
-    method: 'POST',
-    path: '/actions/execute',
-    allow: ['POST'],
-    body: { json: { source_id: 'cam-1', alert_name: 'sweep', consecutive_count: 0 } },
-  },
-  {
-    method: 'POST',
-    path: '/tools/:name/invoke',
-    params: { name: 'log_alert' },
-    allow: ['POST'],
-    body: { json: { arguments: 'not-an-object' } },
-    emptyBodyValid: true,
-  },
-  {
-    method: 'POST',
-    path: '/mcp/tools/:name/invoke',
-    params: { name: 'memory_read' },
-    allow: ['POST'],
-    body: { json: { arguments: 'not-an-object' } },
-  },
-  { method: 'GET', path: '/tools', allow: ['GET', 'HEAD'] },
-  { method: 'POST', path: '/tools/reload', allow: ['POST'] },
-  { method: 'GET', path: '/subscriptions', allow: ['GET', 'HEAD'] },
-  { method: 'GET', path: '/health', allow: ['GET', 'HEAD'] },
-  { method: 'GET', path: '/mcp/status', allow: ['GET', 'HEAD'] },
-  { method: 'GET', path: '/mcp/tools', allow: ['GET', 'HEAD'] },
-  { method: 'POST', path: '/mcp/reload', allow: ['POST'] },
-];
 
 describe('alert-dispatch against malformed input', () => {
   let dir: string;
@@ -117,7 +72,12 @@ describe('alert-dispatch against malformed input', () => {
     });
 
   it('answers every malformed request 4xx in {detail}, never 500, never a stack trace', async () => {
-    const report = await malformedSweep({ base: api, endpoints: ENDPOINTS, errorShape: isDetailBody });
+    const report = await malformedSweep({
+      base: api,
+      endpoints: ALERT_DISPATCH_SWEEP,
+      errorShape: isDetailBody,
+      health: [`${api}/health`],
+    });
     expect(report.failures).toEqual([]);
     expect(report.cases).toBeGreaterThan(100);
   });

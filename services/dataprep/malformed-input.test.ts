@@ -3,86 +3,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { malformedSweep, type SweepEndpoint } from '../../test/support/malformed-sweep.js';
+import { malformedSweep } from '../../test/support/malformed-sweep.js';
 import { LocalObjectStore } from '../lib/storage/index.js';
 import { startHarness, type Harness } from './test/harness.js';
+import { DATAPREP_SWEEP, isStatusMessageBody, MP4_HEAD } from './test/sweep-endpoints.js';
 
 const MIB = 1024 * 1024;
-
-/** The contract's error body, `{status: 'error', message}`, and nothing else. */
-const isStatusMessageBody = (body: unknown) =>
-  typeof body === 'object' &&
-  body !== null &&
-  (body as { status?: unknown }).status === 'error' &&
-  typeof (body as { message?: unknown }).message === 'string' &&
-  Object.keys(body).length === 2;
-
-/** Every endpoint, with base bodies refused at validation (the sweep never decodes media or runs a model). */
-const ENDPOINTS: SweepEndpoint[] = [
-  {
-    method: 'POST',
-    path: '/summary',
-    allow: ['POST'],
-    body: {
-      json: {
-        bucket_name: 'sweep',
-        video_id: 'v1',
-        video_summary: 'a summary',
-        video_start_time: 5,
-        video_end_time: 1,
-      },
-    },
-  },
-  {
-    method: 'POST',
-    path: '/media/process',
-    allow: ['POST'],
-    body: { json: { bucket_name: 'sweep', video_id: 'v1', detection_confidence: 7 } },
-  },
-  {
-    method: 'POST',
-    path: '/media/ingest',
-    allow: ['POST'],
-    body: { json: { type: 'image_base64', image_base64: 'aGk=', detection_confidence: 7 } },
-  },
-  {
-    method: 'POST',
-    path: '/media/process/batch',
-    allow: ['POST'],
-    body: { json: { items: [{ video_id: 'v1' }], bucket_name: 'sweep', detection_confidence: 7 } },
-  },
-  {
-    method: 'POST',
-    path: '/media/ingest/batch',
-    allow: ['POST'],
-    body: { json: { images: [], bucket_name: 'sweep', detection_confidence: 7 } },
-  },
-  {
-    method: 'POST',
-    path: '/media/ingest-dir',
-    allow: ['POST'],
-    body: { json: { dir_path: 'sweep', detection_confidence: 7 } },
-  },
-  { method: 'POST', path: '/search', allow: ['POST'], body: { json: { query: 'a person', top_k: 0 } } },
-  { method: 'POST', path: '/media/upload', allow: ['POST'], body: { multipart: { fileField: 'file' } } },
-  { method: 'POST', path: '/media/upload/batch', allow: ['POST'], body: { multipart: { fileField: 'files' } } },
-  { method: 'GET', path: '/media', allow: ['GET', 'HEAD'] },
-  { method: 'GET', path: '/media/download', allow: ['GET', 'HEAD'] },
-  { method: 'GET', path: '/media/frame', allow: ['GET', 'HEAD'] },
-  { method: 'GET', path: '/health', allow: ['GET', 'HEAD'] },
-  { method: 'GET', path: '/telemetry', allow: ['GET', 'HEAD'] },
-  { method: 'GET', path: '/media/jobs/:job_id', params: { job_id: 'job-missing' }, allow: ['GET', 'HEAD', 'DELETE'] },
-  { method: 'DELETE', path: '/media/:bucket_name', params: { bucket_name: 'sweep-missing' }, allow: ['DELETE'] },
-  {
-    method: 'DELETE',
-    path: '/media/:bucket_name/:video_id',
-    params: { bucket_name: 'sweep-missing', video_id: 'v1' },
-    allow: ['DELETE'],
-  },
-];
-
-/** The first bytes of an MP4 (an `ftyp` box), so that the upload is judged a video until its size. */
-const MP4_HEAD = Buffer.from('000000186674797069736f6d0000020069736f6d69736f32', 'hex');
 
 describe('dataprep against malformed input', () => {
   let dir: string;
@@ -98,7 +24,12 @@ describe('dataprep against malformed input', () => {
   });
 
   it('answers every malformed request 4xx in {status, message}, never 500, never a stack trace', async () => {
-    const report = await malformedSweep({ base: h.base, endpoints: ENDPOINTS, errorShape: isStatusMessageBody });
+    const report = await malformedSweep({
+      base: h.base,
+      endpoints: DATAPREP_SWEEP,
+      errorShape: isStatusMessageBody,
+      health: [`${h.base}/health`],
+    });
     expect(report.failures).toEqual([]);
     expect(report.cases).toBeGreaterThan(200);
   });

@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import busboy from 'busboy';
-import { HttpError } from '../lib/http/index.js';
+import { HttpError, malformedMultipartMessage, openMultipart, printablePartName } from '../lib/http/index.js';
 
 /** One file part of a multipart request, streamed as it arrives. */
 export interface IncomingFile {
@@ -24,9 +23,10 @@ export interface MultipartFilesOptions {
 
 /**
  * Streams the multipart body of `req` and hands every file part named `field` to `handle`, one after another (a part
- * is read only once the previous one was handled, so at most one file is in flight); other parts are drained.
- * Resolves with what each call returned, in order. 400 when the body is not multipart or malformed, holds no such
- * file, or (`beyondMax: 'refuse'`) more than `maxFiles`. When a `handle` call fails or `signal` aborts (the client
+ * is read only once the previous one was handled, so at most one file is in flight); text fields are drained.
+ * Resolves with what each call returned, in order. 400 when the body is not multipart or malformed (cut short
+ * included), holds no such file, holds a file part under another name, or (`beyondMax: 'refuse'`) more than
+ * `maxFiles`. When a `handle` call fails or `signal` aborts (the client
  * went away, the server stops), reading stops — the request is unpiped and paused, the parser destroyed with the abort
  * reason, which fails the file stream `handle` reads; the HTTP kit settles the unread rest — and the promise
  * rejects with the first failure once the running call is done.
@@ -43,13 +43,13 @@ export function multipartFiles<T>(
       reject(signal.reason);
       return;
     }
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({
-        headers: req.headers,
-        limits: { files: maxFiles + 1, fields: 32, parts: maxFiles + 64, fieldSize: 64 * 1024 },
-      });
-    } catch {
+    const parser = openMultipart(req.headers, {
+      files: maxFiles + 1,
+      fields: 32,
+      parts: maxFiles + 64,
+      fieldSize: 64 * 1024,
+    });
+    if (!parser) {
       const parts = maxFiles === 1 ? `a "${field}" part` : `"${field}" parts`;
       reject(new HttpError(400, `Expected a multipart/form-data body with ${parts}`));
       return;
@@ -80,8 +80,19 @@ export function multipartFiles<T>(
       settle();
     };
     parser.on('file', (name, stream, info) => {
-      if (name !== field || failure !== undefined || (beyondMax === 'ignore' && count >= maxFiles)) {
+      if (failure !== undefined || (beyondMax === 'ignore' && count >= maxFiles)) {
         stream.resume();
+        return;
+      }
+      if (name !== field) {
+        stream.resume();
+        const where = maxFiles === 1 ? 'the file goes' : 'files go';
+        stop(
+          new HttpError(
+            400,
+            `Unexpected file part "${printablePartName(name)}": ${where} in the form field "${field}"`,
+          ),
+        );
         return;
       }
       const index = count++;
@@ -106,7 +117,7 @@ export function multipartFiles<T>(
         if (beyondMax === 'ignore' && results.length === maxFiles) resolve(results);
       });
     });
-    parser.on('error', () => stop(new HttpError(400, 'Malformed multipart body')));
+    parser.on('error', (error) => stop(new HttpError(400, malformedMultipartMessage(error))));
     parser.on('close', settle);
     // A piped request does not pass its abort on: without this the file stream never ends and `handle` waits for ever.
     const onAbort = () => {

@@ -1,30 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { malformedSweep, type SweepEndpoint } from '../../test/support/malformed-sweep.js';
+import { malformedSweep } from '../../test/support/malformed-sweep.js';
 import type { LoadedMultiPoseEstimator } from '../lib/inference/index.js';
 import { realEstimator, serveApp, type ServedApp } from './testing/serve-app.js';
-
-/** The service's error body: `{detail: {error_code, message, invalid_frames?}}`. */
-const isAnalysisErrorBody = (body: unknown) => {
-  const detail = (body as { detail?: Record<string, unknown> } | null)?.detail;
-  return (
-    typeof detail === 'object' &&
-    detail !== null &&
-    Object.keys(body as object).length === 1 &&
-    typeof detail.error_code === 'string' &&
-    typeof detail.message === 'string'
-  );
-};
-
-/** Every endpoint; no case carries a decodable frame, so the pose model never runs. */
-const ENDPOINTS: SweepEndpoint[] = [
-  {
-    method: 'POST',
-    path: '/analyze/batch',
-    allow: ['POST'],
-    body: { multipart: { fileField: 'frames', fields: { entity_id: 'sweep' } } },
-  },
-  { method: 'GET', path: '/health', allow: ['GET', 'HEAD'] },
-];
+import { FRAME_ANALYSIS_SWEEP, isAnalysisErrorBody } from './testing/sweep-endpoints.js';
 
 describe('frame-analysis against malformed input', () => {
   let estimator: LoadedMultiPoseEstimator;
@@ -40,7 +18,12 @@ describe('frame-analysis against malformed input', () => {
   });
 
   it('answers every malformed request 4xx in {detail: {error_code, message}}, never 500, never a stack trace', async () => {
-    const report = await malformedSweep({ base: served.api, endpoints: ENDPOINTS, errorShape: isAnalysisErrorBody });
+    const report = await malformedSweep({
+      base: served.api,
+      endpoints: FRAME_ANALYSIS_SWEEP,
+      errorShape: isAnalysisErrorBody,
+      health: [`${served.api}/health`],
+    });
     expect(report.failures).toEqual([]);
     expect(report.cases).toBeGreaterThan(10);
   });

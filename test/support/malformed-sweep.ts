@@ -2,9 +2,24 @@ import http from 'node:http';
 import zlib from 'node:zlib';
 import { gzipBomb, nestedJson } from './hostile-bodies.js';
 
+/** A file a multipart case sends: its name and bytes. */
+export interface SweepFile {
+  name: string;
+  bytes: Buffer;
+}
+
+/**
+ * What a multipart endpoint reads: the field of its files, text fields sent with them, and the file the cut-short and
+ * aborted cases send (default: a text file; give one the route starts storing, so that the cut lands in real work).
+ */
+export interface SweepMultipart {
+  fileField: string;
+  fields?: Record<string, string>;
+  file?: SweepFile;
+}
+
 /** What an endpoint reads: a JSON body (a base body to mutate), a multipart form, or nothing. */
-export type SweepBody =
-  { json: Record<string, unknown> } | { multipart: { fileField: string; fields?: Record<string, string> } } | undefined;
+export type SweepBody = { json: Record<string, unknown> } | { multipart: SweepMultipart } | undefined;
 
 /** One endpoint of a service, as the sweep sends to it. */
 export interface SweepEndpoint {
@@ -33,6 +48,13 @@ export interface SweepOptions {
   base: string;
   endpoints: SweepEndpoint[];
   errorShape: ErrorShape;
+  /**
+   * Health URLs (loopback) that must answer 200 after every case: the service's own, and under `argus up` every
+   * service's, since one process holds them all.
+   */
+  health: string[];
+  /** `dangerous`: only the cases that have taken a process down or could (cut-short, aborted, bombs, nesting). */
+  only?: 'dangerous';
 }
 
 /** A case that was not answered as it must be. */
@@ -61,6 +83,10 @@ interface SweepCase {
   status?: number;
   /** Methods an answer's Allow header must name. */
   allow?: string[];
+  /** Sends `abortAfter` bytes of `body` (declaring all of it), then closes the connection: no answer is awaited. */
+  abortAfter?: number;
+  /** Among the cases that have taken a process down or could. */
+  dangerous?: boolean;
 }
 
 const MIB = 1024 * 1024;
@@ -98,23 +124,34 @@ function fillPath(template: string, params: Record<string, string> = {}, overrid
 /** The boundary of every multipart body the sweep builds. */
 const BOUNDARY = 'sweep-boundary-7d1f';
 
-/** A multipart body with text fields and one file part (or none). */
-function multipart(fields: Record<string, string>, file?: { field: string; name: string; bytes: Buffer }) {
+/** A file part of a multipart body; `name` undefined sends a part without a filename (a text field to busboy). */
+type FilePart = { field: string; name: string | undefined; bytes: Buffer };
+
+/**
+ * A multipart body with text fields and one file part (or none), with the offsets the cut-short cases cut at: where
+ * the file part's header starts, where its bytes start, and where the closing boundary starts.
+ */
+function multipart(fields: Record<string, string>, file?: FilePart) {
   const parts: Buffer[] = Object.entries(fields).map(([name, value]) =>
     Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
   );
+  const at = (list: Buffer[]) => list.reduce((sum, part) => sum + part.length, 0);
+  const offsets = { header: 0, bytes: 0, closing: 0 };
   if (file) {
+    offsets.header = at(parts);
+    const filename = file.name === undefined ? '' : `; filename="${file.name}"`;
     parts.push(
       Buffer.from(
-        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.name}"\r\n` +
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${file.field}"${filename}\r\n` +
           'Content-Type: application/octet-stream\r\n\r\n',
       ),
-      file.bytes,
-      Buffer.from('\r\n'),
     );
+    offsets.bytes = at(parts);
+    parts.push(file.bytes, Buffer.from('\r\n'));
   }
+  offsets.closing = at(parts);
   parts.push(Buffer.from(`--${BOUNDARY}--\r\n`));
-  return { body: Buffer.concat(parts), type: `multipart/form-data; boundary=${BOUNDARY}` };
+  return { body: Buffer.concat(parts), type: `multipart/form-data; boundary=${BOUNDARY}`, offsets };
 }
 
 function jsonCases(method: string, path: string, base: Record<string, unknown>, emptyValid: boolean): SweepCase[] {
@@ -136,14 +173,15 @@ function jsonCases(method: string, path: string, base: Record<string, unknown>, 
   const form = multipart({ a: 'b' });
   cases.push(
     { name: 'unknown field', ...json({ ...base, zz_unknown_field: { x: 1 } }) },
-    { name: 'deep nesting (10,000 levels)', ...json(`{"zz":${nestedJson(10_000)}}`) },
+    { name: 'deep nesting (10,000 levels)', ...json(`{"zz":${nestedJson(10_000)}}`), dangerous: true },
     { name: 'deep nesting in the base body', ...json(valid.replace(/^\{/, `{"zz":${nestedJson(100)},`)) },
     { name: 'empty body', method, path, headers: { 'content-type': 'application/json' }, body: Buffer.alloc(0) },
     { name: 'empty object', ...json({}) },
     { name: 'array instead of object', ...json([base]) },
     { name: 'JSON scalar', ...json('42') },
     { name: 'not JSON', ...json('this is not json') },
-    { name: 'truncated JSON', ...json(valid.slice(0, Math.max(1, valid.length - 3))) },
+    { name: 'truncated JSON', ...json(valid.slice(0, Math.max(1, valid.length - 3))), dangerous: true },
+    { name: 'connection closed mid-body', ...json(valid), abortAfter: Math.floor(valid.length / 2), dangerous: true },
     { name: 'prototype key', ...json(valid.replace(/^\{/, '{"__proto__":{"polluted":true},')) },
     {
       name: 'invalid UTF-8',
@@ -173,16 +211,13 @@ function jsonCases(method: string, path: string, base: Record<string, unknown>, 
       headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
       body: gzipBomb(),
       status: 413,
+      dangerous: true,
     },
   );
   return emptyValid ? cases.filter((c) => c.name !== 'empty body' && c.name !== 'empty object') : cases;
 }
 
-function multipartCases(
-  method: string,
-  path: string,
-  spec: { fileField: string; fields?: Record<string, string> },
-): SweepCase[] {
+function multipartCases(method: string, path: string, spec: SweepMultipart): SweepCase[] {
   const fields = spec.fields ?? {};
   const text = { field: spec.fileField, name: 'notes.txt', bytes: Buffer.from('plain text, not media\n') };
   const good = multipart(fields, text);
@@ -193,22 +228,44 @@ function multipartCases(
     headers: { ...(type ? { 'content-type': type } : {}), ...headers },
     body,
   });
-  const other = (file: typeof text) => {
+  const other = (file: FilePart) => {
     const form = multipart(fields, file);
     return [form.type, form.body] as const;
   };
-  return [
+  const cases: SweepCase[] = [
     send('JSON instead of a form', 'application/json', Buffer.from('{"file":"x"}')),
     send('no content type', undefined, good.body),
     send('form without boundary', 'multipart/form-data', good.body),
     send('garbage under a boundary', good.type, Buffer.from('garbage\r\n\r\nmore garbage')),
-    send('truncated form', good.type, good.body.subarray(0, good.body.length - 40)),
     send('form without parts', good.type, Buffer.from(`--${BOUNDARY}--\r\n`)),
     send('file in another field', ...other({ ...text, field: 'zz_other' })),
+    send('file part without a filename', ...other({ ...text, name: undefined })),
     send('unsupported file', good.type, good.body),
     send('file name with traversal', ...other({ ...text, name: '../../../etc/passwd\u0000.jpg' })),
     { ...send('compressed form', good.type, zlib.gzipSync(good.body), { 'content-encoding': 'gzip' }), status: 415 },
   ];
+  // Cut short at every stage of a file part, under the route's own field and under one it does not read (a part
+  // nobody reads still fails when its body is cut: that part once took the process down).
+  const file = spec.file ?? text;
+  for (const field of [spec.fileField, 'zz_unknown']) {
+    const form = multipart(fields, { field, name: file.name, bytes: file.bytes });
+    const where = `"${field}" part`;
+    const cuts: Array<[string, number]> = [
+      ['inside the header of', form.offsets.header + 24],
+      ['inside the file of', form.offsets.bytes + Math.floor(file.bytes.length / 2)],
+      ['before the closing boundary after', form.offsets.closing],
+      ['inside the closing boundary after', form.offsets.closing + 6],
+    ];
+    for (const [stage, end] of cuts) {
+      cases.push({ ...send(`body cut ${stage} a ${where}`, form.type, form.body.subarray(0, end)), dangerous: true });
+    }
+    cases.push({
+      ...send(`connection closed inside the file of a ${where}`, form.type, form.body),
+      abortAfter: form.offsets.bytes + Math.floor(file.bytes.length / 2),
+      dangerous: true,
+    });
+  }
+  return cases;
 }
 
 function endpointCases(endpoint: SweepEndpoint): SweepCase[] {
@@ -242,6 +299,23 @@ interface Answer {
   status: number;
   headers: http.IncomingHttpHeaders;
   body: string;
+}
+
+/** Sends the first `c.abortAfter` bytes of the body, declaring all of it, and closes the connection once they left. */
+function sendAndAbort(url: URL, c: SweepCase): Promise<void> {
+  return new Promise((resolve) => {
+    const req = http.request({
+      host: url.hostname,
+      port: url.port,
+      method: c.method,
+      path: url.pathname.replace(/\/$/, '') + c.path,
+      headers: { ...c.headers, 'content-length': String(c.body?.length ?? 0), connection: 'close' },
+    });
+    // An early answer or a reset is a clean close too: what counts is that the server is still healthy afterwards.
+    req.on('error', () => resolve());
+    req.on('close', () => resolve());
+    req.write(c.body!.subarray(0, c.abortAfter), () => req.destroy());
+  });
 }
 
 function send(agent: http.Agent, url: URL, c: SweepCase): Promise<Answer> {
@@ -288,39 +362,88 @@ function judge(c: SweepCase, answer: Answer, errorShape: ErrorShape): string | u
   return undefined;
 }
 
+/** Why the service is not healthy, or undefined when every health URL answers 200. */
+async function unhealthy(health: string[]): Promise<string | undefined> {
+  for (const url of health) {
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (res.status !== 200) return `${url} answered ${res.status}`;
+    } catch (error) {
+      return `${url} does not answer (${(error as Error).message}): the process is down`;
+    }
+  }
+  return undefined;
+}
+
+/** `METHOD /path` (`:name` segments) of every operation in the service's OpenAPI document that takes a body. */
+async function operationsWithBodies(url: URL): Promise<string[]> {
+  const doc = (await (await fetch(`${url.origin}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { requestBody?: unknown }>>;
+  };
+  const base = url.pathname.replace(/\/$/, '');
+  return Object.entries(doc.paths).flatMap(([oasPath, operations]) =>
+    Object.entries(operations)
+      .filter(([, operation]) => operation.requestBody !== undefined)
+      .map(([method]) => `${method.toUpperCase()} ${oasPath.slice(base.length).replace(/\{([^}]+)\}/g, ':$1')}`),
+  );
+}
+
 /**
  * Sends every malformed-input case to every endpoint of a service, one request at a time over loopback: wrong types,
  * huge strings, null bytes, unknown fields, deep nesting, empty bodies, non-JSON and truncated JSON, prototype keys,
  * invalid UTF-8, wrong content types and charsets, undecodable, unknown and bomb content codings, broken multipart,
- * hostile path parameters, wrong methods. Each must be answered 4xx (some with a given status) in the service's error
- * shape, as JSON, without a stack trace or an internal path; the report lists every case that was not.
+ * forms cut short at every stage of a file part (under the route's field and under one it does not read), parts
+ * without a filename, connections closed mid-body, hostile path parameters, wrong methods. Each must be answered 4xx
+ * (some with a given status) in the service's error shape, as JSON, without a stack trace or an internal path (an
+ * aborted case needs no answer), and after every case each health URL must answer 200. Every operation of the
+ * service's `/openapi.json` that takes a body must be among `endpoints` with a body. The report lists every case that
+ * was not answered as it must be.
  */
 export async function malformedSweep(options: SweepOptions): Promise<SweepReport> {
   const url = new URL(options.base);
-  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error('the sweep targets loopback only');
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const loopback = (u: URL) => ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+  if (![url, ...options.health.map((h) => new URL(h))].every(loopback)) {
+    throw new Error('the sweep targets loopback only');
+  }
+  if (options.health.length === 0) throw new Error('the sweep needs at least one health URL');
   const report: SweepReport = { cases: 0, failures: [] };
+  const swept = new Set(options.endpoints.filter((e) => e.body).map((e) => `${e.method} ${e.path}`));
+  for (const operation of await operationsWithBodies(url)) {
+    if (!swept.has(operation)) {
+      report.failures.push({
+        endpoint: operation,
+        case: '(coverage)',
+        status: 0,
+        why: 'takes a body but is not swept',
+        body: '',
+      });
+    }
+  }
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
     for (const endpoint of options.endpoints) {
-      for (const c of endpointCases(endpoint)) {
+      const cases = endpointCases(endpoint).filter((c) => options.only !== 'dangerous' || c.dangerous);
+      for (const c of cases) {
         report.cases++;
         const name = `${endpoint.method} ${endpoint.path}`;
-        let answer: Answer;
-        try {
-          answer = await send(agent, url, c);
-        } catch (error) {
-          report.failures.push({ endpoint: name, case: c.name, status: 0, why: String(error), body: '' });
-          continue;
+        const fail = (why: string, status = 0, body = '') =>
+          report.failures.push({ endpoint: name, case: c.name, status, why, body: body.slice(0, 300) });
+        if (c.abortAfter !== undefined) {
+          await sendAndAbort(url, c);
+        } else {
+          try {
+            const answer = await send(agent, url, c);
+            const why = judge(c, answer, options.errorShape);
+            if (why) fail(why, answer.status, answer.body);
+          } catch (error) {
+            fail(String(error));
+          }
         }
-        const why = judge(c, answer, options.errorShape);
-        if (why) {
-          report.failures.push({
-            endpoint: name,
-            case: c.name,
-            status: answer.status,
-            why,
-            body: answer.body.slice(0, 300),
-          });
+        const down = await unhealthy(options.health);
+        if (down) {
+          fail(`after this case ${down}`);
+          return report;
         }
       }
     }

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import busboy from 'busboy';
+import { malformedMultipartMessage, openMultipart, printablePartName } from '../../lib/http/index.js';
 import { AnalysisError } from '../errors.js';
 
 /** The form field that carries frames. */
@@ -36,7 +36,7 @@ export function isMultipartForm(req: IncomingMessage): boolean {
  * Reads a multipart/form-data body into memory, within limits: each `frames` file is kept up to `maxFrameBytes`
  * (reading it stops there and the frame is marked too large), more than `maxFrames` frames or a body over
  * `maxBodyBytes` fails with 413 (the request is then unpiped; the HTTP kit settles the unread rest).
- * A malformed body is a 400. `signal` (client gone, server stopping) ends reading with its reason.
+ * A malformed body (cut short included) or a file part under another name than `frames` is a 400. `signal` (client gone, server stopping) ends reading with its reason.
  */
 export function readAnalyzeForm(req: IncomingMessage, limits: FormLimits, signal?: AbortSignal): Promise<AnalyzeForm> {
   return new Promise<AnalyzeForm>((resolve, reject) => {
@@ -45,19 +45,14 @@ export function readAnalyzeForm(req: IncomingMessage, limits: FormLimits, signal
       reject(tooLarge(limits.maxBodyBytes));
       return;
     }
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({
-        headers: req.headers,
-        limits: {
-          files: limits.maxFrames,
-          fileSize: limits.maxFrameBytes,
-          fields: 32,
-          fieldSize: 64 * 1024,
-          parts: limits.maxFrames + 32,
-        },
-      });
-    } catch {
+    const parser = openMultipart(req.headers, {
+      files: limits.maxFrames,
+      fileSize: limits.maxFrameBytes,
+      fields: 32,
+      fieldSize: 64 * 1024,
+      parts: limits.maxFrames + 32,
+    });
+    if (!parser) {
       reject(new AnalysisError(400, 'BAD_REQUEST', 'Malformed multipart/form-data body'));
       return;
     }
@@ -95,13 +90,13 @@ export function readAnalyzeForm(req: IncomingMessage, limits: FormLimits, signal
     parser.on('file', (name, stream) => {
       if (name !== FRAMES_FIELD) {
         stream.resume();
+        const message = `Unexpected file part "${printablePartName(name)}": frames go in "${FRAMES_FIELD}"`;
+        finish(new AnalysisError(400, 'BAD_REQUEST', message));
         return;
       }
       const frame: SubmittedFrame = { tooLarge: false };
       form.frames.push(frame);
       const chunks: Buffer[] = [];
-      // A part cut short (limits, client gone) errors here too; the parser reports it once, below.
-      stream.on('error', () => undefined);
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       // busboy stops at fileSize and discards the rest of the part: nothing past the limit is kept.
       stream.on('limit', () => {
@@ -113,7 +108,7 @@ export function readAnalyzeForm(req: IncomingMessage, limits: FormLimits, signal
       });
     });
     parser.on('filesLimit', () => finish(tooMany(limits.maxFrames)));
-    parser.on('error', () => finish(new AnalysisError(400, 'BAD_REQUEST', 'Malformed multipart/form-data body')));
+    parser.on('error', (error) => finish(new AnalysisError(400, 'BAD_REQUEST', malformedMultipartMessage(error))));
     parser.on('close', () => finish());
     req.on('data', count);
     req.pipe(parser);

@@ -46,6 +46,11 @@ export interface HttpApp {
   metrics: HttpMetrics;
 }
 
+/** True when `err` is the request stream's own "aborted": the client closed its connection before sending the body. */
+function requestCutByClient(ctx: Koa.Context, err: NodeJS.ErrnoException | undefined): boolean {
+  return err?.code === 'ECONNRESET' && err.syscall === undefined && ctx.req.destroyed && !ctx.req.complete;
+}
+
 /**
  * Answers a failed request in the service's error style, after the route's error mapping; unexpected errors are
  * logged and hidden behind a 500.
@@ -65,7 +70,7 @@ function renderError(ctx: Koa.Context, error: any, logger: Logger, style: ErrorS
     ctx.status = err.status;
     const message = err instanceof SyntaxError ? 'Invalid JSON body' : err.expose ? err.message : 'Invalid request';
     ctx.body = style.render(err.status, message);
-  } else if (err instanceof ClientGoneError) {
+  } else if (err instanceof ClientGoneError || requestCutByClient(ctx, err)) {
     // Nobody is left to answer: not a fault of the service.
     logger.info('client left before the answer', { requestId: ctx.state.requestId });
     ctx.status = 500;

@@ -8,6 +8,8 @@ export { defineRoute } from './route.js';
 export type { RouteSpec, RouteContext, RouteState, ResponseSpec } from './route.js';
 export { RequestValidationError, validatePart } from './validation.js';
 export { listen, onShutdownSignal } from './server.js';
+export { malformedMultipartMessage, openMultipart, printablePartName } from './multipart.js';
+export type { MultipartLimits, MultipartParser } from './multipart.js';
 export { ClientGoneError, requestSignal, ServerStoppingError } from './request-signal.js';
 export type { RunningServer, ListenOptions, StopOptions } from './server.js';
 export type { ApiInfo } from './openapi.js';

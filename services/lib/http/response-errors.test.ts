@@ -79,6 +79,17 @@ describe('failures after the response began (streamed bodies)', () => {
           },
         }),
         defineRoute({
+          method: 'post',
+          path: '/reads',
+          summary: 'Reads the whole request body, then answers',
+          responses: { 200: { description: 'bytes read' } },
+          handler: async (ctx) => {
+            let read = 0;
+            for await (const chunk of ctx.req) read += (chunk as Buffer).length;
+            ctx.body = { read };
+          },
+        }),
+        defineRoute({
           method: 'get',
           path: '/endless',
           summary: 'A body that never ends',
@@ -120,5 +131,22 @@ describe('failures after the response began (streamed bodies)', () => {
     expect(res.ended).toBe('broken');
     expect(await logged).toMatchObject({ level: 'debug', path: '/endless' });
     expect(await failures()).toEqual([{ value: 1, labels: { route: '/breaks' } }]);
+  });
+
+  it('does not count or log as an error a client that closes its connection mid-request-body', async () => {
+    const errors: string[] = [];
+    stderr.on('data', (chunk: Buffer) => errors.push(chunk.toString()));
+    const logged = nextLine(stdout, 'client left before the response was complete');
+    const left = nextLine(stdout, 'client left before the answer');
+    await new Promise<void>((resolve) => {
+      const req = http.request(`${server.url}/reads`, { method: 'POST', headers: { 'content-length': '1000' } });
+      req.on('error', () => resolve());
+      req.on('close', () => resolve());
+      req.write(Buffer.alloc(500), () => req.destroy());
+    });
+    expect(await logged).toMatchObject({ level: 'debug', path: '/reads' });
+    expect(await left).toMatchObject({ level: 'info' });
+    expect(await failures()).toEqual([{ value: 1, labels: { route: '/breaks' } }]);
+    expect(errors).toEqual([]);
   });
 });

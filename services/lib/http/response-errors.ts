@@ -4,11 +4,12 @@ import type { Logger } from '../log/index.js';
 
 /**
  * True for the errors Koa reports when the client went away (its choice, not our failure): the response closed before
- * it finished, or the client's socket was reset (a socket error, with its syscall). A source breaking (an S3 stream
- * whose connection dropped) fails with the source's own error instead ("aborted", no syscall).
+ * it finished, the client closed its connection before its request body was complete (the HTTP parser's
+ * HPE_INVALID_EOF_STATE), or the client's socket was reset (a socket error, with its syscall). A source breaking (an
+ * S3 stream whose connection dropped) fails with the source's own error instead ("aborted", no syscall).
  */
 function clientWentAway(err: NodeJS.ErrnoException): boolean {
-  if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') return true;
+  if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'HPE_INVALID_EOF_STATE') return true;
   return err.syscall !== undefined && (err.code === 'EPIPE' || err.code === 'ECONNRESET');
 }
 

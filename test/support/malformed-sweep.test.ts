@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import Joi from 'joi';
+import {
+  createHttpApp,
+  defineRoute,
+  listen,
+  statusMessageStyle,
+  type RunningServer,
+} from '../../services/lib/http/index.js';
+import { createLogger } from '../../services/lib/log/index.js';
+import { malformedSweep, type SweepEndpoint } from './malformed-sweep.js';
+
+const logger = createLogger({ service: 'sweep-test', level: 'error', json: true });
+logger.silent = true;
+
+const isStatusMessage = (body: unknown) => (body as { status?: unknown } | null)?.status === 'error';
+
+/** A service with one JSON endpoint, `POST /things`; `onRequest` runs before validation answers. */
+async function serve(onRequest: () => void = () => undefined): Promise<RunningServer> {
+  const { app } = createHttpApp({
+    info: { title: 'Sweep test', version: '1.0.0' },
+    service: 'sweep-test',
+    logger,
+    errors: statusMessageStyle('Unexpected'),
+    basePath: '/v1',
+    routes: [
+      defineRoute({
+        method: 'post',
+        path: '/things',
+        summary: 'Creates a thing',
+        request: { body: Joi.object({ name: Joi.string().required() }) },
+        responses: { 201: { description: 'created' } },
+        handler: (ctx) => {
+          onRequest();
+          ctx.status = 201;
+        },
+      }),
+      defineRoute({
+        method: 'get',
+        path: '/health',
+        summary: 'Health',
+        responses: { 200: { description: 'healthy' } },
+        handler: (ctx) => {
+          ctx.body = { status: 'ok' };
+        },
+      }),
+    ],
+  });
+  return listen(app, { port: 0, host: '127.0.0.1', logger, name: 'sweep-test' });
+}
+
+const THINGS: SweepEndpoint = { method: 'POST', path: '/things', allow: ['POST'], body: { json: { name: 5 } } };
+
+describe('the malformed sweep', () => {
+  let server: RunningServer | undefined;
+  afterEach(async () => {
+    await server?.close().catch(() => undefined);
+    server = undefined;
+  });
+
+  it('reports an endpoint that takes a body (by the OpenAPI document) but is not swept', async () => {
+    server = await serve();
+    const report = await malformedSweep({
+      base: `${server.url}/v1`,
+      endpoints: [{ method: 'GET', path: '/health', allow: ['GET', 'HEAD'] }],
+      errorShape: isStatusMessage,
+      health: [`${server.url}/v1/health`],
+    });
+    expect(report.failures).toContainEqual(
+      expect.objectContaining({ endpoint: 'POST /things', why: 'takes a body but is not swept' }),
+    );
+  });
+
+  it('stops at the first case after which the service no longer answers its health', async () => {
+    // A valid body reaches the handler: the service then stops, as a process taken down by a request would.
+    let stopping: Promise<void> | undefined;
+    server = await serve(() => (stopping ??= server!.close()));
+    const report = await malformedSweep({
+      base: `${server.url}/v1`,
+      endpoints: [{ ...THINGS, body: { json: { name: 'valid' } } }],
+      errorShape: isStatusMessage,
+      health: [`${server.url}/v1/health`],
+    });
+    await stopping;
+    const down = report.failures.filter((f) => /the process is down/.test(f.why));
+    expect(down).toHaveLength(1);
+    expect(report.failures.at(-1)).toBe(down[0]);
+  });
+
+  it('sends the aborted cases without waiting for an answer, and finds the service healthy after them', async () => {
+    server = await serve();
+    const report = await malformedSweep({
+      base: `${server.url}/v1`,
+      endpoints: [THINGS],
+      errorShape: isStatusMessage,
+      health: [`${server.url}/v1/health`],
+      only: 'dangerous',
+    });
+    expect(report.failures).toEqual([]);
+    // truncated JSON, connection closed mid-body, deep nesting, gzip bomb
+    expect(report.cases).toBe(4);
+  });
+});
