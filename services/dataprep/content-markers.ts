@@ -15,6 +15,12 @@ export interface ContentMarker {
   state?: 'claimed' | 'owned';
 }
 
+/** A video's link to the hash of its content, and when the link was written (the store's clock). */
+export interface VideoLink {
+  sha256: string;
+  linkedAt: Date;
+}
+
 /** Settings of the markers: how long an unfinished claim is honoured. */
 export interface ContentMarkerOptions {
   /** A claim still `claimed` after this long was left by a run that crashed, and may be taken over. */
@@ -43,6 +49,7 @@ async function readJson<T>(store: ObjectStore, bucket: string, key: string): Pro
 }
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
+const SHA256_HEX = /^[0-9a-f]{64}$/;
 const JSON_TYPE = { contentType: 'application/json' };
 const hashKey = (sha256: string) => `sha256/${sha256}.json`;
 const videoKey = (bucket: string, videoId: string) => `videos/${bucket}/${videoId}.json`;
@@ -78,6 +85,18 @@ export class ContentMarkers {
     if (marker.state !== 'claimed') return false;
     const claimedAt = Date.parse(marker.created_at);
     return !Number.isFinite(claimedAt) || now - claimedAt > this.options.claimTimeoutMs;
+  }
+
+  /** The hash the video's link names and when the link was last written (the store's clock); undefined without one. */
+  async linkOf(bucket: string, videoId: string): Promise<VideoLink | undefined> {
+    const key = videoKey(bucket, videoId);
+    // Dated before it is read: a link rewritten in between pairs the newer hash with the older time, so a link can
+    // look older than it is, never newer.
+    const info = await this.store.stat(this.bucket, key);
+    if (!info) return undefined;
+    const link = await readJson<{ sha256?: unknown }>(this.store, this.bucket, key);
+    if (typeof link?.sha256 !== 'string' || !SHA256_HEX.test(link.sha256)) return undefined;
+    return { sha256: link.sha256, linkedAt: info.lastModified };
   }
 
   /** Writes the video → hash link, which lets removeVideo find the hash marker of a video. */
@@ -135,7 +154,7 @@ export class ContentMarkers {
   /** Removes the markers of one video (the hash marker only where this video owns it). */
   async removeVideo(bucket: string, videoId: string): Promise<void> {
     const link = await readJson<{ sha256: string }>(this.store, this.bucket, videoKey(bucket, videoId));
-    if (link?.sha256 && /^[0-9a-f]{64}$/.test(link.sha256)) {
+    if (link?.sha256 && SHA256_HEX.test(link.sha256)) {
       await this.release(link.sha256, { bucket_name: bucket, video_id: videoId });
     }
     await this.store.deletePrefix(this.bucket, videoKey(bucket, videoId));

@@ -202,6 +202,11 @@ function describeDownloadCaching(backend: Backend): void {
         }
       });
 
+      it('evaluates the conditions of a request with Cache-Control: no-cache too (that reload rule is for caches)', async () => {
+        const res = await curl(url, ['-H', 'Cache-Control: no-cache', '-H', `If-None-Match: ${strongTag()}`]);
+        expect(res.status).toBe(304);
+      });
+
       it('If-Modified-Since (curl -z): 304 at or after Last-Modified, 200 before it or when malformed', async () => {
         expect((await curl(url, ['-z', lastModified])).status).toBe(304);
         const later = new Date(Date.parse(lastModified) + 86_400_000).toUTCString();
@@ -328,6 +333,27 @@ function describeDownloadCaching(backend: Backend): void {
       });
 
       if (backend.name === 'local') {
+        it('a modification time in the future is sent as the time of the answer and resumes nothing by date', async () => {
+          const form = await formFile(await makeTestVideo({ seconds: 1, fps: 5, width: 160, height: 120 }), 'f.mp4');
+          const res = await postForm(
+            `${h.base}/media/upload?bucket_name=${bucket}&enable_object_detection=false`,
+            form,
+          );
+          const id = ((await res.json()) as { video_id: string }).video_id;
+          const future = new Date(Date.now() + 86_400_000);
+          // The object and its hash link both from the future (a store whose clock runs ahead): the hash still holds.
+          const object = (await h.objectStore.localPath(bucket, `${id}/f.mp4`))!;
+          const link = (await h.objectStore.localPath(h.config.markerBucket, `videos/${bucket}/${id}.json`))!;
+          for (const file of [object, link]) await utimes(file, future, future);
+          const address = `${h.base}/media/download?bucket_name=${bucket}&video_id=${id}`;
+          const first = await curl(address);
+          expect(first.headers.etag).toBe(`"${sha256(form.bytes)}"`);
+          expect(Date.parse(first.headers['last-modified'])).toBeLessThanOrEqual(Date.parse(first.headers.date));
+          const ranged = await curl(address, ['-r', '0-99', '-H', `If-Range: ${first.headers['last-modified']}`]);
+          expect(ranged.status).toBe(200);
+          expect(ranged.body.equals(form.bytes)).toBe(true);
+        });
+
         // Only the local store lets a test date an object deterministically (S3 stamps it with its own clock).
         it('an object replaced after its hash was recorded is no longer named by that hash', async () => {
           const form = await formFile(await makeTestVideo({ seconds: 1, fps: 10, width: 160, height: 120 }), 'a.mp4');
@@ -390,6 +416,18 @@ function describeDownloadCaching(backend: Backend): void {
         expect(res.headers['cache-control']).toBe('private, no-cache');
         expect(res.body.equals(video)).toBe(true);
         expect((await curl(refUrl, ['-z', modified.toUTCString()])).status).toBe(304);
+      });
+
+      it('sends a file mtime in the future as the time of the answer', async () => {
+        const future = new Date(Date.now() + 10 * 365 * 86_400_000);
+        await utimes(file, future, future);
+        try {
+          const res = await curl(refUrl);
+          expect(res.status).toBe(200);
+          expect(Date.parse(res.headers['last-modified'])).toBeLessThanOrEqual(Date.parse(res.headers.date));
+        } finally {
+          await utimes(file, modified, modified);
+        }
       });
 
       it('never resumes from If-Range: its validators are weak, so the whole file is sent', async () => {

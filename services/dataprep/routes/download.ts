@@ -4,6 +4,7 @@ import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js'
 import type { ByteRange } from '../../lib/storage/index.js';
 import { referencedDownload, storedDownload } from '../media-access.js';
 import type { DataprepServices } from '../services.js';
+import { ifRangeHolds, isNotModified, validatorFields } from './conditional-get.js';
 import { bucketName, errorBody, resolveBucket, videoId } from './schemas.js';
 
 const SINGLE_RANGE = /^bytes=(?:(\d+)-(\d*)|-(\d+))$/;
@@ -24,12 +25,16 @@ export function requestedRange(header: string | undefined, size: number): ByteRa
   return { start: parsed[0].start, end: parsed[0].end };
 }
 
-/** GET /media/download: streams a stored media file, honouring a single HTTP byte range. */
+/** GET /media/download: streams a stored or referenced media file with validators, conditional GETs and ranges. */
 export function downloadMediaRoute(services: DataprepServices): RouteSpec {
   return defineRoute({
     method: 'get',
     path: '/media/download',
-    summary: 'Stream or download a media file (HTTP Range supported)',
+    summary: 'Stream or download a media file (HTTP Range and conditional requests supported)',
+    description:
+      'Answers carry ETag, Last-Modified and Cache-Control. If-None-Match (or, without it, If-Modified-Since) answers ' +
+      '304 when the client copy is current; a Range is served only when If-Range, if sent, names the current strong ' +
+      'ETag or exact Last-Modified, else the whole file. HEAD answers the headers of the GET (Range ignored).',
     tags: ['media'],
     request: {
       query: Joi.object({
@@ -37,11 +42,17 @@ export function downloadMediaRoute(services: DataprepServices): RouteSpec {
         bucket_name: bucketName(),
         download: Joi.boolean().default(false),
       }),
-      headers: { Range: 'Single byte range: bytes=<start>-<end>, bytes=<start>- or bytes=-<count>' },
+      headers: {
+        Range: 'Single byte range: bytes=<start>-<end>, bytes=<start>- or bytes=-<count>',
+        'If-None-Match': 'ETags the client holds, or * (weak comparison): 304 when one is current',
+        'If-Modified-Since': 'HTTP-date: 304 when not modified since (ignored with If-None-Match)',
+        'If-Range': 'Strong ETag or exact Last-Modified: the Range is served only while it is current, else 200',
+      },
     },
     responses: {
       200: { description: 'The whole file', contentType: 'video/mp4' },
       206: { description: 'The requested range', contentType: 'video/mp4' },
+      304: { description: 'Not modified (If-None-Match or If-Modified-Since): no body' },
       400: { description: 'Missing or invalid parameters', schema: errorBody() },
       404: { description: 'Video or bucket not found', schema: errorBody() },
       416: { description: 'Range not satisfiable', schema: errorBody() },
@@ -52,14 +63,34 @@ export function downloadMediaRoute(services: DataprepServices): RouteSpec {
       const bucket = resolveBucket(services, ctx.state.query.bucket_name);
       const stored = await services.catalogue.find(bucket, id);
       // Else media referenced in place, its path checked against the ingest root again (gone or moved: 404).
-      const media = stored ? storedDownload(services, stored) : await referencedDownload(services, bucket, id);
+      const media = stored ? await storedDownload(services, stored) : await referencedDownload(services, bucket, id);
       if (!media) throw new HttpError(404, `Video ${id} not found in bucket ${bucket}`);
-      const range = media.size > 0 ? requestedRange(ctx.get('range') || undefined, media.size) : undefined;
+      const fields = validatorFields(media.validators, new Date());
+      const headers = {
+        ETag: fields.etag,
+        'Last-Modified': fields.lastModified,
+        'Cache-Control': fields.cacheControl,
+        'Accept-Ranges': 'bytes',
+      };
+      // RFC 9110 §13.2.2: a current copy is answered 304 before any range is looked at.
+      const conditions = {
+        ifNoneMatch: header(ctx, 'if-none-match'),
+        ifModifiedSince: header(ctx, 'if-modified-since'),
+      };
+      if (isNotModified(conditions, fields)) {
+        ctx.set(headers);
+        ctx.status = 304;
+        return;
+      }
+      // Range is defined for GET only (RFC 9110 §14.2): HEAD describes the whole file.
+      const rangeApplies = ctx.method === 'GET' && media.size > 0 && ifRangeHolds(header(ctx, 'if-range'), fields);
+      const range = rangeApplies ? requestedRange(header(ctx, 'range'), media.size) : undefined;
       if (range === 'unsatisfiable') {
         throw new HttpError(416, 'Requested range not satisfiable', { 'Content-Range': `bytes */${media.size}` });
       }
-      const body = await media.open(range);
-      ctx.set('Accept-Ranges', 'bytes');
+      // HEAD reads nothing from storage.
+      const body = ctx.method === 'GET' ? await media.open(range) : undefined;
+      ctx.set(headers);
       // Koa's attachment() encodes any filename safely (RFC 6266 / 5987).
       if (download) ctx.attachment(media.filename);
       ctx.type = media.contentType;
@@ -69,9 +100,14 @@ export function downloadMediaRoute(services: DataprepServices): RouteSpec {
       } else {
         ctx.status = 200;
       }
-      ctx.body = body;
+      if (body) ctx.body = body;
       // Set after the body: Koa drops Content-Length when a stream body is assigned.
       ctx.length = range ? range.end - range.start + 1 : media.size;
     },
   });
+}
+
+/** A request header's value, undefined when absent or empty. */
+function header(ctx: { get(name: string): string }, name: string): string | undefined {
+  return ctx.get(name) || undefined;
 }
