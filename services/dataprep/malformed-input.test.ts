@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -9,6 +9,12 @@ import { startHarness, type Harness } from './test/harness.js';
 import { DATAPREP_SWEEP, isStatusMessageBody, MP4_HEAD } from './test/sweep-endpoints.js';
 
 const MIB = 1024 * 1024;
+
+/** Every file below `root` (relative paths), none when it does not exist. */
+async function filesUnder(root: string): Promise<string[]> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile()).map((e) => path.relative(root, path.join(e.parentPath, e.name)));
+}
 
 describe('dataprep against malformed input', () => {
   let dir: string;
@@ -32,6 +38,26 @@ describe('dataprep against malformed input', () => {
     });
     expect(report.failures).toEqual([]);
     expect(report.cases).toBeGreaterThan(200);
+    // Uploads cut short while they were being stored left nothing behind, not even a temporary file.
+    expect(await filesUnder(path.join(dir, 'media'))).toEqual([]);
+  });
+
+  it('removes the stored first file of a batch whose second file is cut short, and answers 400', async () => {
+    const part = (name: string) =>
+      `--b0undary\r\nContent-Disposition: form-data; name="files"; filename="${name}"\r\n\r\n`;
+    const video = Buffer.concat([MP4_HEAD, Buffer.alloc(64 * 1024, 7)]);
+    const body = Buffer.concat([Buffer.from(part('one.mp4')), video, Buffer.from('\r\n' + part('two.mp4')), video]);
+    const res = await fetch(`${h.base}/media/upload/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=b0undary' },
+      body: new Uint8Array(body.subarray(0, body.length - 1000)),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      status: 'error',
+      message: 'Malformed multipart/form-data body: the body ends before the closing boundary',
+    });
+    expect(await filesUnder(path.join(dir, 'media'))).toEqual([]);
   });
 
   it('answers an undecodable gzip body 400 and a gzip bomb 413 in the contract shape (was 500)', async () => {
