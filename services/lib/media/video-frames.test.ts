@@ -6,6 +6,7 @@ import {
   removeTestMediaCache,
   writeTestFile,
 } from '../../../test/support/media.js';
+import { watchAbortListeners } from '../../../test/support/abort-listeners.js';
 import { isProcessAlive } from '../process/index.js';
 import { parseProbeOutput, probeVideo, VideoProbeError } from './probe-video.js';
 import { extractFrames, FrameDecodeError, type VideoFrame } from './video-frames.js';
@@ -134,6 +135,33 @@ describe('extractFrames', () => {
   it('rejects a non-positive interval', async () => {
     const file = await makeTestVideo({ seconds: 2, fps: 25, width: 160, height: 120 });
     await expect(collect(extractFrames(file, { every: 0 }))).rejects.toThrow(RangeError);
+  });
+
+  it('links every decode in flight to a shared signal through one listener, whether it ends, breaks off or fails', async () => {
+    const file = await makeTestVideo({ seconds: 1, fps: 4, width: 64, height: 48 });
+    const corrupt = await makeCorruptMp4();
+    const shared = new AbortController();
+    const watch = watchAbortListeners(shared.signal);
+    // Twelve decodes (one more than Node's warning allows listeners) hold their first frame at once, then a third
+    // reads to the end, a third breaks off; the third on a corrupt file fails in its probe.
+    const decodes = Array.from({ length: 12 }, (_, i) =>
+      extractFrames(i % 3 === 2 ? corrupt : file, { every: 1, signal: shared.signal }),
+    );
+    const first = await Promise.all(decodes.map((decode) => decode.next().catch((error: Error) => error)));
+    const outcomes = await Promise.all(
+      decodes.map(async (decode, i) => {
+        if (first[i] instanceof Error) return first[i].constructor.name;
+        if (i % 3 === 1) return (await decode.return(undefined)).done ? 'broke off' : 'still running';
+        return `${1 + (await collect({ [Symbol.asyncIterator]: () => decode })).length} frames`;
+      }),
+    );
+    watch.stop();
+    expect(outcomes).toEqual(Array.from({ length: 12 }, (_, i) => ['4 frames', 'broke off', 'VideoProbeError'][i % 3]));
+    expect({ peak: watch.peak, warned: watch.warned(), now: watch.current() }).toEqual({
+      peak: 1,
+      warned: false,
+      now: 0,
+    });
   });
 });
 

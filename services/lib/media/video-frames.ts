@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { linkAbort } from '../abort/index.js';
 import type { RgbImage } from '../inference/roles.js';
 import { resolveFfmpegPaths, type FfmpegPaths } from './ffmpeg-paths.js';
 import { probeVideo, type VideoInfo } from './probe-video.js';
@@ -114,8 +115,24 @@ const READER_URL = new URL('./frame-reader.worker.mjs', import.meta.url);
 export async function* extractFrames(filePath: string, options: ExtractFramesOptions): AsyncGenerator<VideoFrame> {
   const every = Math.floor(options.every);
   if (!(every >= 1)) throw new RangeError(`frame interval must be a positive integer, got ${options.every}`);
-  const { signal } = options;
-  signal?.throwIfAborted();
+  options.signal?.throwIfAborted();
+  // Linked, not listened to: the caller's signal may be long-lived and shared by many decodes in flight.
+  const stopping = new AbortController();
+  const unlink = options.signal && linkAbort(options.signal, stopping);
+  try {
+    yield* decodeFrames(filePath, every, options, stopping.signal);
+  } finally {
+    unlink?.();
+  }
+}
+
+/** extractFrames' decoding, stopped by `signal` (the run's own, linked to the caller's). */
+async function* decodeFrames(
+  filePath: string,
+  every: number,
+  options: ExtractFramesOptions,
+  signal: AbortSignal,
+): AsyncGenerator<VideoFrame> {
   const info = options.info ?? (await probeVideo(filePath, { paths: options.paths, signal }));
   const size = options.scale ?? { width: info.width, height: info.height };
   const { ffmpeg } = resolveFfmpegPaths(options.paths);
@@ -167,14 +184,14 @@ export async function* extractFrames(filePath: string, options: ExtractFramesOpt
     killFfmpeg();
     notify();
   };
-  signal?.addEventListener('abort', onAbort, { once: true });
+  signal.addEventListener('abort', onAbort, { once: true });
 
   try {
     for (let index = 0; ;) {
-      while (inbox.length === 0 && !end && !failure && !workerGone && !signal?.aborted) {
+      while (inbox.length === 0 && !end && !failure && !workerGone && !signal.aborted) {
         await new Promise<void>((resolve) => (wake = resolve));
       }
-      signal?.throwIfAborted();
+      signal.throwIfAborted();
       const data = inbox.shift();
       if (data) {
         worker.postMessage({ type: 'credit', n: 1 });
@@ -193,7 +210,7 @@ export async function* extractFrames(filePath: string, options: ExtractFramesOpt
       return;
     }
   } finally {
-    signal?.removeEventListener('abort', onAbort);
+    signal.removeEventListener('abort', onAbort);
     killFfmpeg();
     if (!workerGone) {
       worker.postMessage({ type: 'stop' });
