@@ -64,6 +64,13 @@ export const ingestItemSchema = strictObject(
         maxLength: 1024,
       }),
     ),
+    refused: Type.Optional(
+      Type.String({
+        description:
+          'Why the service refused this item when the job was submitted (undecodable or unsupported content): the worker reports it as an error without running it, and the other items run.',
+        maxLength: ITEM_MESSAGE_MAX,
+      }),
+    ),
   },
   'One media item of the job.',
 );
@@ -101,6 +108,14 @@ export const ingestJobSpecSchema = strictObject(
     }),
     cancelRequested: Type.Optional(
       Type.Boolean({ description: 'Set to stop the job cooperatively: items not yet started become skipped.' }),
+    ),
+    pendingDeadlineSeconds: Type.Optional(
+      Type.Integer({
+        description:
+          'Seconds the job may wait for its first worker to run (pods not scheduled, image not pulled, pods refused); then it fails naming what the workers waited for. Default: the operator setting ARGUS_INGEST_PENDING_DEADLINE_SECONDS.',
+        minimum: 1,
+        maximum: 604800,
+      }),
     ),
   },
   'What to ingest and how.',
