@@ -1,4 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  chromiumInstalled,
+  startHeadlessChromium,
+  type HeadlessChromium,
+} from '../../../test/support/headless-chromium.js';
 import { createLogger } from '../log/index.js';
 import { createHttpApp, listen, statusMessageStyle } from './index.js';
 import type { RunningServer } from './index.js';
@@ -7,6 +12,9 @@ const logger = createLogger({ service: 'docs-test', level: 'error', json: true }
 
 /** Every URL a page's markup makes the browser load or link: src and href attributes. */
 const referencedUrls = (html: string) => [...html.matchAll(/\b(?:src|href)="([^"]*)"/g)].map((m) => m[1]);
+
+/** Absolute http(s) addresses a script gives as an element's `src` (`src:"…"` in rendering code, `.src = "…"`). */
+const remoteSources = (code: string) => [...code.matchAll(/\bsrc\s*[:=]\s*["'`](https?:[^"'`]*)/g)].map((m) => m[1]);
 
 let server: RunningServer;
 beforeAll(async () => {
@@ -45,6 +53,8 @@ describe('docs pages', () => {
           const external = [...body.toString('utf8').matchAll(/url\(\s*(?!['"]?data:)([^)]*)\)/g)].map((m) => m[1]);
           expect(external).toEqual([]);
         }
+        // Nor may a script set an absolute address as the source of what it renders (redoc's logo was one).
+        if (url.endsWith('.js')) expect([url, remoteSources(body.toString('utf8'))]).toEqual([url, []]);
       }
     },
   );
@@ -62,4 +72,32 @@ describe('docs pages', () => {
     expect((await fetch(server.url + '/docs/assets/index.html')).status).toBe(404);
     expect((await fetch(server.url + '/docs/assets/toString')).status).toBe(404);
   });
+});
+
+/** What each page shows once it has rendered the service's document. */
+const RENDERED = {
+  '/docs': "document.querySelector('.swagger-ui .info .title') !== null",
+  '/redoc': "document.querySelector('.api-content h1') !== null && document.querySelector('.menu-content') !== null",
+};
+
+const inBrowser = chromiumInstalled() ? describe : describe.skip;
+const why = chromiumInstalled() ? '' : ' (skipped: no /usr/bin/chromium; apt-get install chromium)';
+
+inBrowser(`docs pages in a real browser${why}`, () => {
+  let browser: HeadlessChromium;
+  beforeAll(async () => {
+    browser = await startHeadlessChromium();
+  });
+  afterAll(() => browser?.close());
+
+  it.each(Object.keys(RENDERED) as Array<keyof typeof RENDERED>)(
+    '%s, rendered by headless Chromium, requests nothing from another origin',
+    async (page) => {
+      const { requests } = await browser.visit(server.url + page, RENDERED[page]);
+      const origin = new URL(server.url).origin;
+      expect(requests).toEqual(expect.arrayContaining([server.url + page, `${origin}/openapi.json`]));
+      // A data: image never leaves the page; a blob: (redoc's search worker) has the page's origin.
+      expect(requests.filter((url) => !url.startsWith('data:') && new URL(url).origin !== origin)).toEqual([]);
+    },
+  );
 });

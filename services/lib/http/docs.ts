@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import Router from '@koa/router';
@@ -6,6 +7,19 @@ import Router from '@koa/router';
 const require = createRequire(import.meta.url);
 const swaggerDist = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 const redocBundle = require.resolve('redoc/bundles/redoc.standalone.js');
+
+/**
+ * What redoc 2.5's bundle loads from elsewhere when it renders: the Redocly logo beside "API docs by Redocly" in its
+ * side menu, an image no option turns off. The bundle is served with an empty inline image in its place, so the
+ * page asks nothing of a CDN (a failed request offline, a third-party ping online).
+ */
+const REDOC_REMOTE_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+const EMPTY_IMAGE = 'data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
+
+let redocScript: Promise<string> | undefined;
+/** The redoc bundle as served: read once, the remote logo replaced. */
+const servedRedocScript = () =>
+  (redocScript ??= readFile(redocBundle, 'utf8').then((code) => code.replaceAll(REDOC_REMOTE_LOGO, EMPTY_IMAGE)));
 
 /** Files the docs pages load, every one from an installed package: nothing is fetched from another origin. */
 const ASSETS: Record<string, { type: string; file: string }> = {
@@ -44,7 +58,8 @@ const redocPage = (title: string) =>
 
 /**
  * `/openapi.json`, `/docs` (Swagger UI) and `/redoc`, pages and every asset they load (scripts, styles, favicon)
- * served from local packages, so they work offline; they use the browser's own fonts.
+ * served from local packages, so they work offline and load nothing from another origin; they use the browser's own
+ * fonts.
  */
 export function docsRouter(title: string, openapi: Record<string, unknown>): Router {
   const router = new Router();
@@ -69,9 +84,9 @@ export function docsRouter(title: string, openapi: Record<string, unknown>): Rou
     ctx.type = 'html';
     ctx.body = redocPage(title);
   });
-  router.get('/redoc/redoc.standalone.js', (ctx) => {
+  router.get('/redoc/redoc.standalone.js', async (ctx) => {
     ctx.type = 'application/javascript';
-    ctx.body = createReadStream(redocBundle);
+    ctx.body = await servedRedocScript();
   });
   return router;
 }
