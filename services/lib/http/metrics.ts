@@ -8,11 +8,23 @@ export interface HttpMetrics {
   observe(ctx: Koa.Context, seconds: number): void;
 }
 
+/**
+ * prom-client's defaults that are gauges named like counters, which `promtool check metrics` flags: the counts by
+ * type stay (`nodejs_active_handles{type}`, `nodejs_active_requests{type}`, `nodejs_active_resources{type}`), and
+ * `sum()` of one of those is its total.
+ */
+const GAUGES_NAMED_LIKE_COUNTERS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
 /** Creates the registry and the histogram that times every request by method, route and status. */
 export function createHttpMetrics(service: string): HttpMetrics {
   const registry = new client.Registry();
   registry.setDefaultLabels({ service });
   client.collectDefaultMetrics({ register: registry });
+  for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
   const duration = new client.Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration by method, route and status',
