@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
+import { childEnv, spawnArgus, tempDir, type ArgusProcess } from './support/argus-process.js';
+import { gaugeNames, promtoolCheckMetrics, promtoolInstalled } from './support/promtool.js';
+
+/** The services `argus up` starts. */
+const SERVICES = ['dataprep', 'alert-dispatch', 'frame-analysis', 'caption-qa'];
+const CONCURRENT_DISPATCHES = 200;
+
+let data: Awaited<ReturnType<typeof tempDir>>;
+let argus: ArgusProcess;
+/** Each service's root URL (where /metrics is) in the running process. */
+const roots: Record<string, string> = {};
+
+beforeAll(async () => {
+  data = await tempDir('argus-up-exposition-');
+  argus = spawnArgus(
+    process.execPath,
+    ['--import', 'tsx', 'bin/argus.ts', 'up'],
+    childEnv({
+      ARGUS_DATA_DIR: data.dir,
+      ARGUS_MODELS_DIR: await multiPoseModelsDir(),
+      ARGUS_ORT_THREADS: '1',
+      MM_DATAPREP_HOST_PORT: '0',
+      ALERT_DISPATCH_PORT: '0',
+      FRAME_ANALYSIS_PORT: '0',
+      CAPTION_QA_PORT: '0',
+      // Webhook URLs from requests may reach loopback (the closed port below).
+      WEBHOOK_URL_ALLOW: '127.0.0.1/32',
+    }),
+  );
+  await argus.waitForRecord((r) => r.message === 'argus is up');
+  for (const name of SERVICES) {
+    roots[name] = String((await argus.waitForRecord((r) => r.message === `${name} listening`)).url);
+  }
+}, 180_000);
+
+afterAll(async () => {
+  if (argus?.child.exitCode === null) {
+    argus.child.kill('SIGTERM');
+    await argus.exited;
+  }
+  await data?.remove();
+});
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const metricsOf = async (name: string) => {
+  const res = await fetch(`${roots[name]}/metrics`);
+  expect(res.status).toBe(200);
+  return res.text();
+};
+
+describe('argus up: what an operator reads', () => {
+  it.each(SERVICES)('%s exposes no gauge named like a counter (…_total)', async (name) => {
+    expect(gaugeNames(await metricsOf(name)).filter((gauge) => gauge.endsWith('_total'))).toEqual([]);
+  });
+
+  (promtoolInstalled() ? it.each(SERVICES) : it.skip.each(SERVICES))(
+    `%s passes promtool check metrics${promtoolInstalled() ? '' : ' (skipped: no /usr/bin/promtool; apt-get install prometheus)'}`,
+    async (name) => {
+      expect(await promtoolCheckMetrics(await metricsOf(name))).toEqual({ code: 0, output: '' });
+    },
+  );
+
+  // Last: it stops the process to read its whole stderr.
+  it(`prints no MaxListenersExceededWarning for ${CONCURRENT_DISPATCHES} concurrent dispatches whose webhook is refused`, async () => {
+    const hook = `http://127.0.0.1:${await closedPort()}/hook`;
+    const statuses = await Promise.all(
+      Array.from({ length: CONCURRENT_DISPATCHES }, async (_, i) => {
+        const res = await fetch(`${roots['alert-dispatch']}/api/v1/actions/execute`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            source_id: 'cam-1',
+            alert_name: 'intrusion',
+            event_id: `evt-${i}`,
+            tools: ['trigger_webhook'],
+            tool_arguments: { trigger_webhook: { url: hook } },
+          }),
+        });
+        const body = (await res.json()) as { failed_tools?: Array<{ name: string }> };
+        return `${res.status} ${body.failed_tools?.map((tool) => tool.name).join(',')}`;
+      }),
+    );
+    expect(new Set(statuses)).toEqual(new Set(['200 trigger_webhook']));
+    argus.child.kill('SIGTERM');
+    expect(await argus.closed).toEqual({ code: 0, signal: null });
+    expect(argus.stderr()).not.toContain('MaxListenersExceededWarning');
+  }, 120_000);
+});
