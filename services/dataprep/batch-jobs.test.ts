@@ -34,6 +34,9 @@ function postFiles(url: string, files: Array<{ bytes: Buffer; filename: string; 
 }
 
 const noDetection = { enable_object_detection: false };
+const noDetectionQuery = 'enable_object_detection=false';
+/** A copy of a photo with other bytes (with duplicates disallowed, each test needs content of its own). */
+const resized = (image: Buffer) => sharp(image).resize(96).toBuffer();
 const byName = (body: BatchJobStatus) => Object.fromEntries(body.items.map((item) => [item.identifier, item]));
 
 describe('dataprep batch jobs on the embedded control plane', () => {
@@ -121,6 +124,22 @@ describe('dataprep batch jobs on the embedded control plane', () => {
         message: 'Identical content already exists as video_id owner in bucket batch-dup',
       });
       expect(await embeddings('batch-dup', 'copy')).toHaveLength(0);
+    });
+
+    it('fails alone a directory the selector finds whose name is not a video_id', async () => {
+      const fresh = (n: number) => makeTestVideo({ seconds: 1, fps: 4, width: 64 + 16 * n, height: 48 });
+      await storeVideo('batch-odd', 'cam-ok', await readFile(await fresh(15)));
+      await storeVideo('batch-odd', 'made.by.hand', await readFile(await fresh(16)));
+      const { status, body } = await submit('/media/process/batch', { bucket_name: 'batch-odd', ...noDetection });
+      expect(status).toBe(202);
+      expect(body.accepted).toBe(2);
+      const done = await h.waitForJob(body.job_id);
+      expect(done).toMatchObject({ state: 'completed_with_errors', completed: 1, failed: 1 });
+      expect(byName(done)['made.by.hand']).toEqual({
+        identifier: 'made.by.hand',
+        status: 'error',
+        message: 'Not a valid video_id (a directory made outside the API), so it cannot be processed',
+      });
     });
 
     it('selects the videos of a bucket by prefix', async () => {
@@ -294,17 +313,58 @@ describe('dataprep batch jobs on the embedded control plane', () => {
       expect(listed.videos.map((v: { video_name: string }) => v.video_name).sort()).toEqual(['cat.png', 'photo.jpg']);
     });
 
-    it('refuses the whole request for a bad base64 image and keeps nothing', async () => {
+    it('fails an undecodable item alone: 202, the others ingested, its error and message in the job', async () => {
       const { status, body } = await submit('/media/ingest/batch', {
         bucket_name: 'batch-images-bad',
         images: [
-          { type: 'image_base64', image_base64: jpg.toString('base64') },
-          { type: 'image_base64', image_base64: Buffer.from('not an image').toString('base64') },
+          { type: 'image_base64', image_base64: (await resized(jpg)).toString('base64'), filename: 'good.jpg' },
+          { type: 'image_base64', image_base64: Buffer.from('not an image').toString('base64'), filename: 'notes.txt' },
+          { type: 'image_base64', image_base64: 'not base64 at all!', filename: 'garbled' },
+          { type: 'image_base64', image_base64: (await resized(png)).toString('base64'), filename: 'good.png' },
         ],
+        ...noDetection,
+      });
+      expect(status).toBe(202);
+      expect(body).toMatchObject({ accepted: 4 });
+      expect(body.message).toMatch(/2 images will be ingested .*; 2 items refused, reported as errors in the job$/);
+      const done = await h.waitForJob(body.job_id);
+      expect(done).toMatchObject({ state: 'completed_with_errors', total: 4, completed: 2, failed: 2 });
+      const items = byName(done);
+      expect(items['notes.txt']).toEqual({
+        identifier: 'notes.txt',
+        status: 'error',
+        message: expect.stringMatching(/^unsupported or undecodable image \(accepted formats: /),
+      });
+      expect(items.garbled).toMatchObject({ status: 'error', message: 'image_base64 is not valid base64' });
+      expect(items['good.jpg'].status).toBe('success');
+      expect(items['good.png'].status).toBe('success');
+      // Only the two images were stored.
+      expect(await h.objectStore.list('batch-images-bad')).toHaveLength(2);
+    });
+
+    it('refuses a request none of whose items can be ingested, and keeps nothing', async () => {
+      const { status, body } = await submit('/media/ingest/batch', {
+        bucket_name: 'batch-images-none',
+        images: [{ type: 'image_base64', image_base64: Buffer.from('not an image').toString('base64') }],
       });
       expect(status).toBe(400);
-      expect(body.message).toMatch(/^images\[1\]: unsupported or undecodable image/);
-      expect(await h.objectStore.list('batch-images-bad')).toEqual([]);
+      expect(body.message).toMatch(/^Nothing can be ingested: images\[0\]: unsupported or undecodable image/);
+      expect(await h.objectStore.list('batch-images-none')).toEqual([]);
+    });
+
+    it('refuses at submit only a request that is itself invalid', async () => {
+      const cases: Array<[unknown, RegExp]> = [
+        [{ images: 'not a list' }, /images/],
+        [{ images: [] }, /images/],
+        [{ images: [{ type: 'image_file', image_base64: 'aGk=' }] }, /type/],
+        [{ images: [{ type: 'image_base64', image_base64: 42 }] }, /image_base64/],
+        [{ images: [{ type: 'image_url' }] }, /image_url/],
+      ];
+      for (const [request, message] of cases) {
+        const { status, body } = await submit('/media/ingest/batch', request);
+        expect(status).toBe(400);
+        expect(body.message).toMatch(message);
+      }
     });
   });
 
@@ -390,13 +450,37 @@ describe('dataprep batch jobs on the embedded control plane', () => {
       expect(await h.objectStore.list(bucket)).toEqual([]);
     });
 
-    it('answers 400 for anything but MP4 and keeps none of the request', async () => {
-      const res = await postFiles(`${h.base}/media/upload/batch?bucket_name=batch-uploads-bad`, [
-        { bytes: videos[0], filename: 'ok.mp4' },
+    it('fails a file that is not an MP4 alone: 202, the MP4 embedded, the other not stored', async () => {
+      const res = await postFiles(`${h.base}/media/upload/batch?bucket_name=batch-uploads-bad&${noDetectionQuery}`, [
+        {
+          bytes: await readFile(await makeTestVideo({ seconds: 1, fps: 4, width: 336, height: 48 })),
+          filename: 'ok.mp4',
+        },
+        { bytes: png, filename: 'photo.png', type: 'image/png' },
+      ]);
+      expect(res.status).toBe(202);
+      const body = await res.json();
+      expect(body.message).toMatch(/1 file stored .*; 1 item refused, reported as errors in the job$/);
+      const done = await h.waitForJob(body.job_id);
+      expect(done).toMatchObject({ state: 'completed_with_errors', completed: 1, failed: 1 });
+      expect(byName(done)['photo.png']).toEqual({
+        identifier: 'photo.png',
+        status: 'error',
+        message: 'Unsupported media type: upload/batch accepts MP4 videos only',
+      });
+      expect(byName(done)['ok.mp4'].status).toBe('success');
+      expect(await h.objectStore.list('batch-uploads-bad')).toHaveLength(1);
+    });
+
+    it('answers 400 when no file of the request can be embedded, or there is none, keeping nothing', async () => {
+      const res = await postFiles(`${h.base}/media/upload/batch?bucket_name=batch-uploads-none`, [
         { bytes: png, filename: 'photo.png', type: 'image/png' },
       ]);
       expect(res.status).toBe(400);
-      expect(await h.objectStore.list('batch-uploads-bad')).toEqual([]);
+      expect((await res.json()).message).toBe(
+        'Nothing can be ingested: photo.png: Unsupported media type: upload/batch accepts MP4 videos only',
+      );
+      expect(await h.objectStore.list('batch-uploads-none')).toEqual([]);
       const none = await fetch(`${h.base}/media/upload/batch`, { method: 'POST', body: new FormData() });
       expect(none.status).toBe(400);
     });
@@ -494,7 +578,7 @@ describe('dataprep batch jobs on the embedded control plane', () => {
       }
     });
 
-    it('answers 400 for a reserved metadata key, in the request or in a sidecar', async () => {
+    it('answers 400 for a reserved metadata key in the request; a sidecar with one fails its file alone', async () => {
       const reserved = await submit('/media/ingest-dir', { dir_path: 'cams', metadata: { video_id: 'x' } });
       expect(reserved.status).toBe(400);
       expect(reserved.body.message).toMatch(/reserved metadata keys may not be used: video_id/);
@@ -502,9 +586,26 @@ describe('dataprep batch jobs on the embedded control plane', () => {
       await mkdir(path.join(dir, 'meta'), { recursive: true });
       await writeFile(path.join(dir, 'x.jpg'), await readFile(fixtureImage('motorcycle_left.png')));
       await writeFile(path.join(dir, 'meta', 'x.json'), JSON.stringify({ bucket_name: 'evil' }));
-      const sidecar = await submit('/media/ingest-dir', { dir_path: 'reserved' });
-      expect(sidecar.status).toBe(400);
-      expect(sidecar.body.message).toMatch(/sidecar of reserved\/x\.jpg: reserved metadata keys/);
+      const alone = await submit('/media/ingest-dir', { dir_path: 'reserved' });
+      expect(alone.status).toBe(400);
+      expect(alone.body.message).toBe(
+        'Nothing can be ingested: reserved/x.jpg: The sidecar uses reserved metadata keys: bucket_name',
+      );
+      await writeFile(path.join(dir, 'y.png'), await resized(await readFile(fixtureImage('coffee.png'))));
+      const { status, body } = await submit('/media/ingest-dir', {
+        dir_path: 'reserved',
+        bucket_name: 'dir-sidecar-reserved',
+        ...noDetection,
+      });
+      expect(status).toBe(202);
+      const done = await h.waitForJob(body.job_id);
+      expect(done).toMatchObject({ state: 'completed_with_errors', completed: 1, failed: 1 });
+      expect(byName(done)['reserved/x.jpg']).toEqual({
+        identifier: 'reserved/x.jpg',
+        status: 'error',
+        message: 'The sidecar uses reserved metadata keys: bucket_name',
+      });
+      expect(byName(done)['reserved/y.png'].status).toBe('success');
     });
   });
   describe('referenced media (ingest-dir with store_copy=false)', () => {

@@ -193,6 +193,8 @@ async function directoryFile(services: DataprepServices, run: ItemRun): Promise<
 }
 
 function prepare(services: DataprepServices, run: ItemRun): Promise<PreparedItem> {
+  // Refused when the job was submitted: it fails alone, with the service's reason, and nothing runs for it.
+  if (run.item.refused !== undefined) throw new HttpError(400, run.item.refused);
   switch (run.job.spec.source) {
     case 'batch_existing':
       return storedItem(services, run, false);

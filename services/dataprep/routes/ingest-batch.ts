@@ -1,14 +1,19 @@
 import path from 'node:path';
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
-import { ACCEPTED_IMAGE_EXTENSIONS, detectMediaType, withDetectedExtension } from '../../lib/media/index.js';
+import {
+  ACCEPTED_IMAGE_EXTENSIONS,
+  detectMediaType,
+  withDetectedExtension,
+  type MediaType,
+} from '../../lib/media/index.js';
 import { ITEM_URL_MAX, type IngestItem } from '../../../operator/api/index.js';
 import { itemIdentifier } from '../jobs/ingest-jobs.js';
 import { MediaCatalogue } from '../catalogue.js';
 import { decodeBase64Image } from '../image-source.js';
 import type { DataprepServices } from '../services.js';
 import { newVideoId, safeFilename } from '../video-ids.js';
-import { answerAccepted, assertBatchSize, jobAcceptedSchema } from './batch-common.js';
+import { answerAccepted, assertBatchSize, assertRunnableItem, jobAcceptedSchema } from './batch-common.js';
 import { imageSourceSchema } from './ingest.js';
 import {
   bodyTags,
@@ -40,43 +45,54 @@ function urlItemLabel(item: ImageRequestItem): string {
   return item.image_url!;
 }
 
+/** Why a base64 item cannot be ingested (not base64, empty, over the cap, not a supported image), or its bytes. */
+async function decodeItem(
+  services: DataprepServices,
+  image: ImageRequestItem,
+): Promise<{ bytes: Buffer; type: MediaType } | { refused: string }> {
+  let bytes: Buffer;
+  try {
+    bytes = decodeBase64Image(image.image_base64!, services.limits.ingestMaxBytes);
+  } catch (error) {
+    if (error instanceof HttpError) return { refused: error.message };
+    throw error;
+  }
+  const type = await detectMediaType(bytes);
+  if (!type || type.kind !== 'image') {
+    return { refused: `unsupported or undecodable image (accepted formats: ${ACCEPTED_IMAGE_EXTENSIONS.join(', ')})` };
+  }
+  return { bytes, type };
+}
+
 /**
- * Decodes, checks and stores the base64 items (so a malformed one refuses the whole request before anything runs),
- * and turns every item into a job item; URL items are downloaded by the worker. Stored objects are removed again when
- * a later item is refused or storing fails.
+ * Turns every image into a job item: a base64 one is decoded, checked and stored now, a URL one is downloaded by the
+ * job. An item that cannot be ingested (undecodable, unsupported, over the cap, a URL too long to keep) becomes a
+ * `refused` item that fails alone in the job. Stored objects are removed again when storing a later one fails.
  */
 async function prepareItems(services: DataprepServices, bucket: string, images: ImageRequestItem[]) {
   const stored: string[] = [];
   const items: IngestItem[] = [];
   try {
     for (const [index, image] of images.entries()) {
-      const videoId = newVideoId();
+      const label = image.filename ?? `images[${index}]`;
       if (image.type === 'image_url') {
+        const videoId = newVideoId();
+        const identifier = itemIdentifier(urlItemLabel(image));
         if (image.image_url!.length > ITEM_URL_MAX) {
-          throw new HttpError(400, `images[${index}]: image_url is longer than ${ITEM_URL_MAX} characters`);
-        }
-        items.push({ identifier: itemIdentifier(urlItemLabel(image)), videoId, url: image.image_url });
+          items.push({ identifier, refused: `image_url is longer than ${ITEM_URL_MAX} characters` });
+        } else items.push({ identifier, videoId, url: image.image_url });
         continue;
       }
-      const where = `images[${index}]`;
-      let bytes: Buffer;
-      try {
-        bytes = decodeBase64Image(image.image_base64!, services.limits.ingestMaxBytes);
-      } catch (error) {
-        if (error instanceof HttpError) throw new HttpError(error.status, `${where}: ${error.message}`);
-        throw error;
+      const decoded = await decodeItem(services, image);
+      if ('refused' in decoded) {
+        items.push({ identifier: itemIdentifier(label), refused: decoded.refused });
+        continue;
       }
-      const type = await detectMediaType(bytes);
-      if (!type || type.kind !== 'image') {
-        throw new HttpError(
-          400,
-          `${where}: unsupported or undecodable image (accepted formats: ${ACCEPTED_IMAGE_EXTENSIONS.join(', ')})`,
-        );
-      }
-      const filename = withDetectedExtension(safeFilename(image.filename, `image.${type.ext}`), type);
+      const videoId = newVideoId();
+      const filename = withDetectedExtension(safeFilename(image.filename, `image.${decoded.type.ext}`), decoded.type);
       const key = MediaCatalogue.keyOf(videoId, filename);
       stored.push(videoId);
-      await services.objectStore.put(bucket, key, bytes, { contentType: type.mime });
+      await services.objectStore.put(bucket, key, decoded.bytes, { contentType: decoded.type.mime });
       items.push({ identifier: itemIdentifier(image.filename ?? filename), videoId, key });
     }
     return { items, stored };
@@ -97,7 +113,7 @@ export function ingestBatchRoute(services: DataprepServices): RouteSpec {
     path: '/media/ingest/batch',
     summary: 'Ingest images from base64 or http(s) URLs in the background',
     description:
-      'base64 images are decoded, checked and stored when the request arrives (a bad one refuses the whole request); URL images are downloaded by the job, and a failed download fails only its item.',
+      'base64 images are decoded, checked and stored when the request arrives; URL images are downloaded by the job. Per-item error isolation: an image that cannot be ingested (not base64, over the 50 MB cap, not a supported image, a failed download) ends `error` in the job with its message while the others are ingested. Refused at submit (400) is only a request that is itself invalid: `images` not a non-empty list, too many items, an item without a valid `type`, a source field missing or of the wrong type.',
     tags: ['jobs'],
     request: {
       body: Joi.object({
@@ -113,8 +129,10 @@ export function ingestBatchRoute(services: DataprepServices): RouteSpec {
     },
     responses: {
       202: { description: 'Job accepted', schema: jobAcceptedSchema() },
-      400: { description: 'Invalid parameters, too many items, a bad base64 image', schema: errorBody() },
-      413: { description: 'A base64 image over the 50 MB cap', schema: errorBody() },
+      400: {
+        description: 'Invalid parameters, too many items, an item without a valid type or source',
+        schema: errorBody(),
+      },
       502: { description: 'Storage failure', schema: errorBody() },
       500: { description: 'Unexpected failure', schema: errorBody() },
     },
@@ -124,6 +142,7 @@ export function ingestBatchRoute(services: DataprepServices): RouteSpec {
       assertBatchSize(services, body.images.length, 'images');
       const { items, stored } = await prepareItems(services, bucket, body.images);
       try {
+        assertRunnableItem(items);
         const job = await services.jobs.create({
           source: 'image_batch',
           bucket,
@@ -136,7 +155,7 @@ export function ingestBatchRoute(services: DataprepServices): RouteSpec {
         answerAccepted(
           ctx,
           job,
-          `Job accepted: ${counted(items.length, 'image')} will be ingested into bucket ${bucket}`,
+          `Job accepted: ${counted(items.filter((i) => !i.refused).length, 'image')} will be ingested into bucket ${bucket}`,
         );
       } catch (error) {
         await removeStored(services, bucket, stored);

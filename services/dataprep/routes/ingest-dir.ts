@@ -6,10 +6,11 @@ import { sha256OfFile } from '../ingest-root/file-hash.js';
 import type { IngestRoot } from '../ingest-root/ingest-root.js';
 import { checkUserMetadata, readSidecar } from '../ingest-root/user-metadata.js';
 import { duplicateMessage } from '../processing.js';
+import type { IngestItem } from '../../../operator/api/index.js';
 import type { DataprepServices } from '../services.js';
 import { itemIdentifier } from '../jobs/ingest-jobs.js';
 import { newVideoId } from '../video-ids.js';
-import { answerAccepted, assertBatchSize, jobAcceptedSchema } from './batch-common.js';
+import { answerAccepted, assertBatchSize, assertRunnableItem, jobAcceptedSchema } from './batch-common.js';
 import {
   bodyTags,
   bucketName,
@@ -36,15 +37,21 @@ function reservedKeysError(origin: string, keys: string[]): HttpError {
   return new HttpError(400, `${origin}: reserved metadata keys may not be used: ${keys.join(', ')}`);
 }
 
-/** Every sidecar's warnings; 400 when any sidecar uses a reserved key. */
-async function checkSidecars(root: IngestRoot, files: FoundMedia[]): Promise<string[]> {
+/** Every sidecar's warnings, and why each file whose sidecar uses a reserved key is refused (it fails alone). */
+async function checkSidecars(
+  root: IngestRoot,
+  files: FoundMedia[],
+): Promise<{ warnings: string[]; refused: Map<string, string> }> {
   const warnings: string[] = [];
+  const refused = new Map<string, string>();
   for (const file of files) {
     const sidecar = await readSidecar(root, file.relative);
-    if (sidecar.reserved.length) throw reservedKeysError(`sidecar of ${file.relative}`, sidecar.reserved);
+    if (sidecar.reserved.length) {
+      refused.set(file.relative, `The sidecar uses reserved metadata keys: ${sidecar.reserved.join(', ')}`);
+    }
     warnings.push(...sidecar.warnings);
   }
-  return warnings;
+  return { warnings, refused };
 }
 
 /**
@@ -76,7 +83,7 @@ export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
     path: '/media/ingest-dir',
     summary: 'Ingest every video and image of a directory below the ingest data root',
     description:
-      'Paths are resolved to real paths and must stay below MM_DATAPREP_INGEST_DATA_ROOT (symlinks leading out are skipped). `meta/` directories are never ingested; `meta/<file>.json` sidecars add tags and metadata (the sidecar wins over the request). With store_copy=false files are referenced in place; files already embedded are skipped and named in the message.',
+      "Paths are resolved to real paths and must stay below MM_DATAPREP_INGEST_DATA_ROOT (symlinks leading out are skipped). `meta/` directories are never ingested; `meta/<file>.json` sidecars add tags and metadata (the sidecar wins over the request). With store_copy=false files are referenced in place; files already embedded are skipped and named in the message. Per-item error isolation: a file whose sidecar uses a reserved metadata key, or that cannot be read or processed, ends `error` in the job while the others are ingested. Refused at submit is only a request that is itself invalid (400: invalid fields, reserved keys in the request's own `metadata`, a path outside the root or not a directory, no supported media, too many files) and, with store_copy and duplicates disallowed, a file identical to ingested media (409, as the contract says).",
     tags: ['jobs'],
     request: {
       body: Joi.object({
@@ -98,7 +105,8 @@ export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
       },
       200: { description: 'Every file is already embedded: nothing to do', schema: statusMessage() },
       400: {
-        description: 'Invalid parameters, a path outside the root, no media, reserved metadata key, too many files',
+        description:
+          'Invalid parameters, a path outside the root, no media, a reserved key in metadata, too many files',
         schema: errorBody(),
       },
       409: {
@@ -117,7 +125,8 @@ export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
       const dir = await root.resolveDirectory(body.dir_path);
       const scan = await scanDirectory(root, dir, body.recursive, JOB_PATH_MAX);
       if (scan.files.length === 0) throw new HttpError(400, `No supported media files in ${body.dir_path}`);
-      const warnings = [...requestMetadata.warnings, ...scan.warnings, ...(await checkSidecars(root, scan.files))];
+      const sidecars = await checkSidecars(root, scan.files);
+      const warnings = [...requestMetadata.warnings, ...scan.warnings, ...sidecars.warnings];
       for (const warning of warnings)
         services.logger.warn('directory ingest', { requestId: ctx.state.requestId, warning });
       const { toIngest, embedded } = await withoutEmbedded(services, scan.files, body.store_copy);
@@ -127,6 +136,12 @@ export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
         return;
       }
       assertBatchSize(services, toIngest.length, 'files');
+      const items = toIngest.map((file): IngestItem => {
+        const refused = sidecars.refused.get(file.relative);
+        const identifier = itemIdentifier(file.relative);
+        return refused ? { identifier, refused } : { identifier, videoId: newVideoId(), path: file.relative };
+      });
+      assertRunnableItem(items);
       const job = await services.jobs.create({
         source: 'directory',
         bucket,
@@ -135,16 +150,12 @@ export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
         tags: body.tags,
         metadata: requestMetadata.metadata,
         storeCopy: body.store_copy,
-        items: toIngest.map((file) => ({
-          identifier: itemIdentifier(file.relative),
-          videoId: newVideoId(),
-          path: file.relative,
-        })),
+        items,
       });
       answerAccepted(
         ctx,
         job,
-        `Job accepted: ${counted(toIngest.length, 'file')} of ${body.dir_path} will be ingested${skippedNote}`,
+        `Job accepted: ${counted(items.filter((i) => !i.refused).length, 'file')} of ${body.dir_path} will be ingested${skippedNote}`,
         { warnings },
       );
     },

@@ -1,8 +1,10 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
+import type { IngestItem } from '../../../operator/api/index.js';
+import { itemIdentifier } from '../jobs/ingest-jobs.js';
 import type { DataprepServices } from '../services.js';
 import { VIDEO_ID_PATTERN } from '../video-ids.js';
-import { answerAccepted, assertBatchSize, jobAcceptedSchema } from './batch-common.js';
+import { answerAccepted, assertBatchSize, assertRunnableItem, jobAcceptedSchema } from './batch-common.js';
 import {
   bodyTags,
   bucketName,
@@ -15,25 +17,32 @@ import {
 } from './schemas.js';
 import { counted } from '../../lib/wording/index.js';
 
-/** The video ids a request names: its `items`, or every video of the bucket whose id starts with `prefix`. */
+/**
+ * The job items of a request: its `items`, or every video of the bucket whose id starts with `prefix`. A directory
+ * made outside the API whose name a video_id cannot take is a refused item: it fails alone in the job.
+ */
 async function selectVideos(
   services: DataprepServices,
   bucket: string,
   body: { items?: Array<{ video_id: string }>; prefix?: string },
-): Promise<string[]> {
-  if (body.items) return body.items.map((item) => item.video_id);
+): Promise<IngestItem[]> {
+  if (body.items) return body.items.map((item) => ({ identifier: item.video_id, videoId: item.video_id }));
   const prefix = body.prefix ?? '';
   const ids = (await services.catalogue.list(bucket)).map((m) => m.videoId).filter((id) => id.startsWith(prefix));
-  // Directories made outside the API may carry names a job item cannot hold.
-  const invalid = ids.filter((id) => !VIDEO_ID_PATTERN.test(id));
-  if (invalid.length) throw new HttpError(400, `Not a valid video_id, so it cannot be batched: ${invalid[0]}`);
   if (ids.length === 0) {
     throw new HttpError(
       404,
       `No video found in bucket ${bucket}${prefix ? ` with a video_id starting with ${prefix}` : ''}`,
     );
   }
-  return ids;
+  return ids.map((id) =>
+    VIDEO_ID_PATTERN.test(id)
+      ? { identifier: id, videoId: id }
+      : {
+          identifier: itemIdentifier(id),
+          refused: 'Not a valid video_id (a directory made outside the API), so it cannot be processed',
+        },
+  );
 }
 
 /** POST /media/process/batch: re-processes videos already in storage as one background job. */
@@ -43,7 +52,7 @@ export function processBatchRoute(services: DataprepServices): RouteSpec {
     path: '/media/process/batch',
     summary: 'Process stored videos in the background (items or a bucket/prefix selector)',
     description:
-      'Give `items` (objects with `video_id`) or `bucket_name` with an optional `prefix`. Items run one after another; an item whose content is owned by another video_id fails with the duplicate message (duplicates disallowed).',
+      'Give `items` (objects with `video_id`) or `bucket_name` with an optional `prefix`. Items run one after another. Per-item error isolation: a video that is not found, cannot be processed, or whose content is owned by another video_id (duplicates disallowed) ends `error` in the job while the others run; so does a directory the selector finds whose name is not a valid video_id. Refused at submit is only a request that is itself invalid (400: invalid fields, an item whose video_id is not a video id, too many items) and a selector that matches nothing (404).',
     tags: ['jobs'],
     request: {
       body: Joi.object({
@@ -72,8 +81,9 @@ export function processBatchRoute(services: DataprepServices): RouteSpec {
     handler: async (ctx) => {
       const body = ctx.state.body;
       const bucket = resolveBucket(services, body.bucket_name);
-      const ids = await selectVideos(services, bucket, body);
-      assertBatchSize(services, ids.length, 'videos');
+      const items = await selectVideos(services, bucket, body);
+      assertBatchSize(services, items.length, 'videos');
+      assertRunnableItem(items);
       const job = await services.jobs.create({
         source: 'batch_existing',
         bucket,
@@ -81,9 +91,10 @@ export function processBatchRoute(services: DataprepServices): RouteSpec {
         detection: { enabled: body.enable_object_detection, confidence: body.detection_confidence },
         tags: body.tags,
         storeCopy: true,
-        items: ids.map((id) => ({ identifier: id, videoId: id })),
+        items,
       });
-      answerAccepted(ctx, job, `Job accepted: ${counted(ids.length, 'video')} of bucket ${bucket} will be processed`);
+      const runnable = items.filter((item) => !item.refused).length;
+      answerAccepted(ctx, job, `Job accepted: ${counted(runnable, 'video')} of bucket ${bucket} will be processed`);
     },
   });
 }

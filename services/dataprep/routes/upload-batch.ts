@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteContext, type RouteSpec } from '../../lib/http/index.js';
 import { withDetectedExtension } from '../../lib/media/index.js';
@@ -11,15 +12,15 @@ import { duplicateMessage } from '../processing.js';
 import type { DataprepServices } from '../services.js';
 import { uploadAbortReason } from '../upload-metrics.js';
 import { newVideoId, safeFilename } from '../video-ids.js';
-import { answerAccepted, jobAcceptedSchema } from './batch-common.js';
+import { answerAccepted, assertRunnableItem, jobAcceptedSchema } from './batch-common.js';
 import { clientGone } from './client-gone.js';
 import { errorBody, resolveTargetBucket, uploadQuery } from './schemas.js';
 import { counted } from '../../lib/wording/index.js';
 
-/** One file of the batch, stored. */
+/** One file of the batch: stored (with its hash), or refused (not an MP4), which fails alone in the job. */
 interface StoredUpload {
   item: IngestItem;
-  sha256: string;
+  sha256?: string;
 }
 
 /** Message of 400 answers for anything but MP4. */
@@ -39,13 +40,16 @@ async function storeFiles(
   const maxBytes = services.limits.uploadMaxBytes;
   const storeOne = async (file: IncomingFile, index: number): Promise<StoredUpload> => {
     const where = `files[${index}] (${safeFilename(file.filename, 'unnamed')})`;
+    const identifier = safeFilename(file.filename, `files[${index}]`);
+    // The rest of a refused part is drained: the files after it are still read and stored.
+    const refuse = (stream: Readable, refused: string) => {
+      stream.resume();
+      return { item: { identifier, refused } };
+    };
     const claimed = claimedMediaType(file.filename, file.mimeType);
-    if (claimed?.kind !== 'video') throw new HttpError(400, `${where}: ${MP4_ONLY}`);
+    if (claimed?.kind !== 'video') return refuse(file.stream, MP4_ONLY);
     const { type, stream } = await sniffMediaType(file.stream);
-    if (type?.kind !== 'video') {
-      stream.destroy();
-      throw new HttpError(400, `${where}: ${MP4_ONLY}; the file content is not an MP4 video`);
-    }
+    if (type?.kind !== 'video') return refuse(stream, `${MP4_ONLY}; the file content is not an MP4 video`);
     const videoId = newVideoId();
     const filename = withDetectedExtension(safeFilename(file.filename, `video.${type.ext}`), type);
     const key = MediaCatalogue.keyOf(videoId, filename);
@@ -71,6 +75,7 @@ async function storeFiles(
 async function assertNoDuplicates(services: DataprepServices, uploads: StoredUpload[]): Promise<void> {
   if (services.config.allowDuplicateUploads) return;
   for (const upload of uploads) {
+    if (upload.sha256 === undefined) continue;
     const owner = await liveContentOwner(services, upload.sha256);
     if (owner) {
       throw new HttpError(409, `${upload.item.identifier}: ${duplicateMessage(owner.bucket_name, owner.video_id)}`);
@@ -85,7 +90,7 @@ export function uploadBatchRoute(services: DataprepServices): RouteSpec {
     path: '/media/upload/batch',
     summary: 'Upload MP4 videos and embed them in the background',
     description:
-      'Repeat the form field `files` per MP4. Every file is stored first; then one job embeds them one after another. With duplicates disallowed, a file identical to ingested media refuses the whole request (409) and nothing is kept.',
+      'Repeat the form field `files` per MP4. Every file is stored first; then one job embeds them one after another. Per-item error isolation: a file that is not an MP4 is not stored and ends `error` in the job with its message while the others are embedded. Refused at submit is only a request that is itself invalid (400: not a multipart form, a body cut short, no `files` part, a file part under another field name, more files than a batch holds), a file over the size cap (413: the body is over it too), and, with duplicates disallowed, a file identical to ingested media (409, as the contract says; nothing is kept).',
     tags: ['jobs'],
     request: {
       query: uploadQuery(),
@@ -98,7 +103,7 @@ export function uploadBatchRoute(services: DataprepServices): RouteSpec {
     },
     responses: {
       202: { description: 'Files stored, job accepted', schema: jobAcceptedSchema() },
-      400: { description: 'Not MP4, no files, too many files, invalid parameters', schema: errorBody() },
+      400: { description: 'Not a form, no files, too many files, invalid parameters', schema: errorBody() },
       409: { description: 'A file is identical to ingested media (duplicates disallowed)', schema: errorBody() },
       413: { description: 'A file is too large', schema: errorBody() },
       502: { description: 'Storage failure', schema: errorBody() },
@@ -112,6 +117,7 @@ export function uploadBatchRoute(services: DataprepServices): RouteSpec {
       try {
         // A refusal leaves the rest of the body unread: the HTTP kit drops it (or closes gracefully) after answering.
         const uploads = await storeFiles(services, ctx, bucket, stored, signal);
+        assertRunnableItem(uploads.map((u) => u.item));
         await assertNoDuplicates(services, uploads);
         const job = await services.jobs.create({
           source: 'upload_batch',
@@ -125,7 +131,7 @@ export function uploadBatchRoute(services: DataprepServices): RouteSpec {
         answerAccepted(
           ctx,
           job,
-          `Job accepted: ${counted(uploads.length, 'file')} stored in bucket ${bucket} will be embedded`,
+          `Job accepted: ${counted(stored.length, 'file')} stored in bucket ${bucket} will be embedded`,
         );
       } catch (error) {
         for (const videoId of stored) {
