@@ -177,10 +177,12 @@ export async function startHeadlessChromium(): Promise<HeadlessChromium> {
       }
     },
     async close() {
-      socket.close();
-      child.kill('SIGTERM');
+      // Browser.close ends every Chromium process; a SIGTERM alone may leave helpers writing into the profile.
+      await devtools.send('Browser.close').catch(() => child.kill('SIGTERM'));
       await exited;
-      await rm(profile, { recursive: true, force: true });
+      socket.close();
+      // Retried: a helper process may still be letting go of a file in the profile as the browser exits.
+      await rm(profile, { recursive: true, force: true, maxRetries: 10 });
     },
   };
 }
