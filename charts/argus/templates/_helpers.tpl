@@ -40,6 +40,37 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- end -}}
 
 {{/*
+The namespaces where IngestJobs may run workers, as a JSON array: watchNamespace alone when set (the operator
+reconciles nowhere else, so worker.namespaces may only repeat it), else the release namespace and worker.namespaces.
+*/}}
+{{- define "argus.workerNamespaces" -}}
+{{- if .Values.watchNamespace -}}
+{{- range .Values.worker.namespaces -}}
+{{- if ne . $.Values.watchNamespace -}}
+{{- fail (printf "worker.namespaces: %s is not watchNamespace (%s): the operator runs no IngestJob there" . $.Values.watchNamespace) -}}
+{{- end -}}
+{{- end -}}
+{{- list .Values.watchNamespace | toJson -}}
+{{- else -}}
+{{- concat (list .Release.Namespace) .Values.worker.namespaces | uniq | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A service's ConfigMap data: kubernetes control plane, its env over the shared env, as strings. (list $ values) */}}
+{{- define "argus.configData" -}}
+{{- $ := index . 0 -}}
+ARGUS_CONTROL_PLANE: kubernetes
+{{- range $key, $value := merge (dict) (index . 1).env $.Values.env }}
+{{ $key }}: {{ $value | toString | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/* The leader-election rules with the operator's Lease name in place of the generator's placeholder. (list rules name) */}}
+{{- define "argus.leaseRules" -}}
+{{- index . 0 | replace "<lease-name>" (index . 1) -}}
+{{- end -}}
+
+{{/*
 What the chart knows of each service: its port, base path (the ingress routes it; health is <basePath>/health), the
 variables that make it listen on the pod IP, and its probes (startupProbe covers what a service does before it listens).
 */}}

@@ -6,7 +6,7 @@ export type { WorkerPodTemplate } from './job-manifest.js';
 export { LeaderElector } from './leader-election.js';
 export type { LeaderElectionOptions, LeaderElectionTiming } from './leader-election.js';
 export { loadKubeConfig } from './kubeconfig.js';
-export { allows, DATAPREP_RULES, INGEST_WORKER_RULES, OPERATOR_RULES } from './rbac.js';
+export { DATAPREP_RULES, INGEST_WORKER_RULES, leaderElectionRules, OPERATOR_RULES, ruleAllows } from './rbac.js';
 export type { PolicyRule } from './rbac.js';
 export { describeError } from './api-errors.js';
 export { EventRecorder } from './events.js';

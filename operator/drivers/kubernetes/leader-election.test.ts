@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { CoordinationV1Api, EventsV1Api } from '@kubernetes/client-node';
 import { LeaderElector, type LeaderElectionTiming } from './leader-election.js';
-import { OPERATOR_RULES } from './rbac.js';
+import { leaderElectionRules } from './rbac.js';
 import { FakeApiServer } from './testing/fake-api-server.js';
 
 // Small enough for a quick test, large enough that a loaded CI machine does not miss a renewal.
@@ -37,7 +37,15 @@ describe('LeaderElector against the fake API server', () => {
   const electors: LeaderElector[] = [];
 
   beforeEach(async () => {
-    fake = await FakeApiServer.start({ a: OPERATOR_RULES, b: OPERATOR_RULES, admin: 'admin' });
+    // As the chart binds the operator: its Lease rules in a Role in its own namespace only.
+    const lease = { bindings: [{ rules: leaderElectionRules('argus-operator'), namespace: 'argus' }] };
+    fake = await FakeApiServer.start({
+      a: lease,
+      b: lease,
+      admin: 'admin',
+      elsewhere: { bindings: [{ rules: leaderElectionRules('argus-operator'), namespace: 'kube-system' }] },
+      'other-lease': { bindings: [{ rules: leaderElectionRules('kube-controller-manager'), namespace: 'argus' }] },
+    });
   });
   afterEach(async () => {
     await Promise.all(electors.splice(0).map((e) => e.stop()));
@@ -164,12 +172,23 @@ describe('LeaderElector against the fake API server', () => {
     expect(fake.get('coordination.k8s.io', 'leases', 'argus', 'argus-operator').spec.leaseTransitions).toBe(1);
   });
 
-  it('needs no more than OPERATOR_RULES (leases get, create, update)', async () => {
+  it('needs no more than leaderElectionRules in its own namespace (leases create; get and update of its Lease)', async () => {
     const log: string[] = [];
     const a = run('a', log);
     await a.started;
     await fake.waitForRequest((r) => r.method === 'PUT' && r.user === 'a');
     expect(fake.requests.filter((r) => r.status === 403)).toEqual([]);
+  });
+
+  it('is refused a Lease outside the namespace of its Role, and a Lease its resourceNames do not name', async () => {
+    const refused = (user: string) =>
+      fake.waitForRequest((r) => r.user === user && r.status === 403).then((r) => `${r.method} ${r.path}`);
+    electors.push(candidate(fake, 'elsewhere', []).elector, candidate(fake, 'other-lease', []).elector);
+    for (const e of electors) e.start();
+    expect(await refused('elsewhere')).toBe(`GET ${LEASE_PATH}`);
+    // Its rules name another Lease: reading this one is refused, so it never runs for it.
+    expect(await refused('other-lease')).toBe(`GET ${LEASE_PATH}`);
+    expect(electors.map((e) => e.isLeader)).toEqual([false, false]);
   });
 
   it('refuses timings where a leader could still act after a standby took over', () => {

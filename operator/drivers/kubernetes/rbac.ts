@@ -1,30 +1,42 @@
-import { GROUP, RESOURCES } from '../../api/index.js';
+import { GROUP } from '../../api/index.js';
 
 /** An RBAC rule (rbac.authorization.k8s.io/v1 PolicyRule), the shape Roles and ClusterRoles list. */
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
+  /** The rule covers only objects of these names (never a create or a list: those name no object). */
+  resourceNames?: string[];
   verbs: string[];
 }
 
-const PLURALS = Object.values(RESOURCES).map((r) => r.plural);
-
 /**
- * What `argus operator` calls, and nothing more (the fake API server refuses anything else in the driver tests):
- * the controllers get, list and watch the kinds, the IngestJob controller deletes finished jobs (retention); status
- * goes through the status subresource (PUT); blockOwnerDeletion on the Jobs needs `update` on the owner's finalizers;
- * the Job driver creates, reads, watches (to wake the controllers) and deletes Jobs; the leader elector reads, creates
- * and renews its Lease, and the operator records an Event when a replica takes the lead. No controller writes spec
- * or metadata, or patches, today: add the verbs with the code that needs them.
+ * What `argus operator` calls in the namespaces it reconciles (a ClusterRole, or a Role in WATCH_NAMESPACE), and
+ * nothing more: the IngestJob controller lists and watches IngestJobs (reads come from that cache; a live get only
+ * after its own write or a conflict) and deletes finished ones (retention); status goes through the status
+ * subresource (PUT); blockOwnerDeletion on the Jobs needs `update` on the owner's finalizers; the Job driver creates,
+ * lists and watches Jobs (reads come from that cache) and deletes them. No code touches CameraWatchers or
+ * CaptionRuns, writes spec or metadata, or patches, today: add the rules with the code that needs them.
  */
 export const OPERATOR_RULES: PolicyRule[] = [
-  { apiGroups: [GROUP], resources: PLURALS, verbs: ['get', 'list', 'watch', 'delete'] },
-  { apiGroups: [GROUP], resources: PLURALS.map((p) => `${p}/status`), verbs: ['update'] },
-  { apiGroups: [GROUP], resources: PLURALS.map((p) => `${p}/finalizers`), verbs: ['update'] },
+  { apiGroups: [GROUP], resources: ['ingestjobs'], verbs: ['get', 'list', 'watch', 'delete'] },
+  { apiGroups: [GROUP], resources: ['ingestjobs/status'], verbs: ['update'] },
+  { apiGroups: [GROUP], resources: ['ingestjobs/finalizers'], verbs: ['update'] },
   { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list', 'watch', 'delete'] },
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
 ];
+
+/**
+ * What `argus operator` calls in its own namespace (a Role there, never a ClusterRole: a leases `update` everywhere
+ * could take over kube-system's controller Leases): the leader elector reads and renews its one Lease (`resourceNames`)
+ * and creates it when missing (a create names no object, so it cannot be limited by name); the new leader records an
+ * Event on it.
+ */
+export function leaderElectionRules(leaseName: string): PolicyRule[] {
+  return [
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [leaseName], verbs: ['get', 'update'] },
+    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
+  ];
+}
 
 /** What an ingest worker pod (`argus worker ingest`) calls: it reads its IngestJob and writes item results to status. */
 export const INGEST_WORKER_RULES: PolicyRule[] = [
@@ -40,8 +52,18 @@ export const DATAPREP_RULES: PolicyRule[] = [
   { apiGroups: [GROUP], resources: ['ingestjobs'], verbs: ['create', 'get', 'update'] },
 ];
 
-/** Whether `rules` allow `verb` on `resource` (`plural` or `plural/subresource`) of `apiGroup`; `*` matches all. */
-export function allows(rules: PolicyRule[], apiGroup: string, resource: string, verb: string): boolean {
+/**
+ * Whether `rule` allows `verb` on `resource` (`plural` or `plural/subresource`) of `apiGroup`, for the object `name`
+ * (none for create, list, watch): RBAC's matching, where `*` matches all and `*` + `/<sub>` the subresource of all.
+ */
+export function ruleAllows(rule: PolicyRule, apiGroup: string, resource: string, verb: string, name?: string): boolean {
   const match = (list: string[], value: string) => list.includes('*') || list.includes(value);
-  return rules.some((r) => match(r.apiGroups, apiGroup) && match(r.resources, resource) && match(r.verbs, verb));
+  const sub = resource.includes('/') ? `*/${resource.split('/')[1]}` : undefined;
+  const names = rule.resourceNames ?? [];
+  return (
+    match(rule.apiGroups, apiGroup) &&
+    (match(rule.resources, resource) || (sub !== undefined && rule.resources.includes(sub))) &&
+    match(rule.verbs, verb) &&
+    (names.length === 0 || (name !== undefined && names.includes(name)))
+  );
 }

@@ -13,7 +13,7 @@ import { Value } from '@sinclair/typebox/value';
 import { API_VERSION, GROUP, RESOURCES, VERSION, schemaProblems, type KindName } from '../../../api/index.js';
 import { toCustomResourceDefinition } from '../../../api/crd.js';
 import { valueProblems } from '../../../api/crd-validation.js';
-import { allows, type PolicyRule } from '../rbac.js';
+import { authorize, type FakeIdentity, type RequestAttributes } from './fake-rbac.js';
 
 /** A kind the fake serves. */
 interface ResourceType {
@@ -46,6 +46,10 @@ export interface RecordedRequest {
   contentType?: string;
   body?: any;
   user: string;
+  /** The User-Agent header. */
+  userAgent?: string;
+  /** What RBAC judged (set once routed to a resource). */
+  attributes?: RequestAttributes;
   /** The status the fake answered (set once answered). */
   status?: number;
   /** The body it answered with (watches: none). */
@@ -55,8 +59,8 @@ export interface RecordedRequest {
 /** What an interceptor answers instead of the fake: a status and body, or `hang` (never answered). */
 export type Interception = { status: number; body?: unknown } | 'hang';
 
-/** Users by name: their RBAC rules, or `admin` (everything allowed). Each user's token is `token-<name>`. */
-export type FakeUsers = Record<string, PolicyRule[] | 'admin'>;
+/** Users by name: what RBAC lets each do (fake-rbac.ts), or `admin`. Each user's token is `token-<name>`. */
+export type FakeUsers = Record<string, FakeIdentity>;
 
 interface StoredEvent {
   rv: number;
@@ -500,6 +504,7 @@ export class FakeApiServer {
       query: Object.fromEntries(url.searchParams),
       contentType: req.headers['content-type']?.split(';')[0].trim(),
       user: user ?? '',
+      userAgent: req.headers['user-agent'],
       body: raw ? safeJson(raw) : undefined,
     };
     this.requests.push(recorded);
@@ -527,7 +532,8 @@ export class FakeApiServer {
     const verb = this.verb(recorded.method, route.name, recorded.query.watch === 'true');
     const resource = route.subresource ? `${route.plural}/${route.subresource}` : route.plural;
     const rules = this.users[user];
-    if (rules !== 'admin' && !allows(rules, route.group, resource, verb)) {
+    recorded.attributes = { apiGroup: route.group, resource, verb, namespace: route.namespace, name: route.name };
+    if (!authorize(rules, recorded.attributes)) {
       const where = route.namespace ? ` in the namespace "${route.namespace}"` : ' at the cluster scope';
       return answer(
         403,
@@ -568,7 +574,7 @@ export class FakeApiServer {
     route: NonNullable<ReturnType<typeof parsePath>>,
     verb: string,
     req: RecordedRequest,
-    rules: PolicyRule[] | 'admin',
+    rules: FakeIdentity,
     res: http.ServerResponse,
   ): { code: number; body: unknown } | undefined {
     const ns = route.namespace;
@@ -703,7 +709,7 @@ export class FakeApiServer {
     body: any,
     ns: string,
     query: Record<string, string>,
-    rules: PolicyRule[] | 'admin',
+    rules: FakeIdentity,
   ): { object: any } | Problem {
     const object = clone(body);
     object.metadata ??= {};
@@ -740,7 +746,8 @@ export class FakeApiServer {
       if (owner.blockOwnerDeletion && rules !== 'admin') {
         const ownerType = TYPES.find((t) => `${t.group}/${t.version}` === owner.apiVersion && t.kind === owner.kind);
         const group = ownerType?.group ?? '';
-        if (!ownerType || !allows(rules, group, `${ownerType.plural}/finalizers`, 'update')) {
+        const finalizers = { apiGroup: group, resource: `${ownerType?.plural}/finalizers`, verb: 'update' };
+        if (!ownerType || !authorize(rules, { ...finalizers, namespace: ns, name: owner.name })) {
           return {
             code: 403,
             reason: 'Forbidden',
