@@ -2,6 +2,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { conditionsSchema, observedGenerationSchema, type ArgusResource } from './meta.js';
 import { freeFormObject, stringEnum, strictObject, timestamp } from './schema-helpers.js';
 
+/**
+ * Name of the worker that runs an IngestJob's items (`argus worker ingest` in the cluster, the registered worker
+ * embedded): the contract between the kind, the controller that asks for it and the service that implements it.
+ */
+export const INGEST_WORKER = 'ingest';
 /** How the items of a job reached Argus. */
 export const INGEST_SOURCES = ['upload_batch', 'batch_existing', 'image_batch', 'directory'] as const;
 /** The six documented job states. */

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import type { ResourceStore, WorkloadDriver } from '../ports/index.js';
+import type { EventSink, ResourceStore, WorkloadDriver } from '../ports/index.js';
 import type { OperatorConfig } from '../config.js';
 import type { Logger } from '../../services/lib/log/index.js';
 import { IngestJobController } from './ingestjob/controller.js';
@@ -12,7 +12,7 @@ export type { ControllerMetrics } from './runtime/metrics.js';
 export { setConditions } from './conditions.js';
 export type { DesiredCondition } from './conditions.js';
 export { decideIngestJob, isTerminal, SKIPPED_BY_CANCEL } from './ingestjob/reconcile.js';
-export { INGEST_WORKER, ingestWorkload } from './ingestjob/workload.js';
+export { ingestWorkload } from './ingestjob/workload.js';
 export { planRetention } from './ingestjob/retention.js';
 
 /** What the controllers run on: the same in both modes, only the store and the driver differ. */
@@ -27,6 +27,8 @@ export interface ControllersOptions {
   namespace?: string;
   /** The clock (tests move it). */
   now?: () => Date;
+  /** Where controllers record Events (the cluster's Events API); none embedded. */
+  events?: EventSink;
 }
 
 /** Running controllers. */

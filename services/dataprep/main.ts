@@ -1,4 +1,4 @@
-import { INGEST_WORKER } from '../../operator/controllers/ingestjob/workload.js';
+import { INGEST_WORKER } from '../../operator/api/index.js';
 import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { listen, type StopOptions } from '../lib/http/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';

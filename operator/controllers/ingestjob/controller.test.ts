@@ -14,10 +14,10 @@ import { controllerMetrics } from '../runtime/metrics.js';
 import { IngestJobController } from './controller.js';
 import { SKIPPED_BY_CANCEL } from './reconcile.js';
 import { itemWorker, type ItemOutcome } from './testing/item-worker.js';
-import { INGEST_WORKER } from './workload.js';
+import { INGEST_WORKER } from '../../api/index.js';
 
 const config = (over: Partial<OperatorConfig['ingest']> = {}, retention = { count: 100, maxAgeSeconds: 86400 }) => ({
-  ingest: { parallelism: 1, backoffLimit: 0, ...over },
+  ingest: { parallelism: 1, backoffLimit: 0, pendingDeadlineSeconds: 600, ...over },
   retention,
   resyncSeconds: 3600,
 });

@@ -1,9 +1,6 @@
-import type { IngestJob } from '../../api/index.js';
+import { INGEST_WORKER, type IngestJob } from '../../api/index.js';
 import type { WorkloadSpec } from '../../ports/index.js';
 import type { OperatorConfig } from '../../config.js';
-
-/** Name of the ingest worker: `argus worker ingest` in the cluster, the registered worker embedded. */
-export const INGEST_WORKER = 'ingest';
 
 /** The workload of an IngestJob: `parallelism` shards (never more than items), each taking every Nth item. */
 export function ingestWorkload(job: IngestJob, config: OperatorConfig): WorkloadSpec {

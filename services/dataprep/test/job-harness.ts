@@ -14,7 +14,7 @@ import { createApp } from '../app.js';
 import { loadDataprepConfig, type DataprepConfig } from '../config.js';
 import type { EmbedMediaRequest } from '../pipeline/index.js';
 import { embedMedia } from '../pipeline/index.js';
-import { INGEST_WORKER } from '../../../operator/controllers/ingestjob/workload.js';
+import { INGEST_WORKER } from '../../../operator/api/index.js';
 import { ingestWorker } from '../ingest-worker/ingest-worker.js';
 import type { BatchJobStatus } from '../jobs/ingest-jobs.js';
 import { openVectorStores } from '../runtime.js';

@@ -9,7 +9,7 @@ import { appendFileSync } from 'node:fs';
 import { TERMINAL_INGEST_STATES, type IngestState } from '../../../api/index.js';
 import { openEmbeddedControlPlane } from '../../../embedded-control-plane.js';
 import { createLogger } from '../../../../services/lib/log/index.js';
-import { INGEST_WORKER } from '../workload.js';
+import { INGEST_WORKER } from '../../../api/index.js';
 import { itemWorker } from './item-worker.js';
 
 const [dataDir, marker] = process.argv.slice(2);
@@ -21,7 +21,7 @@ const plane = await openEmbeddedControlPlane({
   namespace: 'default',
   logger,
   config: {
-    ingest: { parallelism: 1, backoffLimit: 0 },
+    ingest: { parallelism: 1, backoffLimit: 0, pendingDeadlineSeconds: 600 },
     retention: { count: 100, maxAgeSeconds: 86400 },
     resyncSeconds: 3600,
   },
