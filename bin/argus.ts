@@ -15,7 +15,6 @@ import {
 } from '../services/lib/config/index.js';
 import type { ConfigPart, PlatformConfig } from '../services/lib/config/index.js';
 import { createLogger } from '../services/lib/log/index.js';
-import { INGEST_WORKER } from '../operator/api/index.js';
 import { loadOperatorConfig, operatorEnvSchema, type OperatorConfig } from '../operator/config.js';
 import type { WorkerStarter } from '../operator/worker-command.js';
 import { SERVICES, type StartedService } from './services.js';
@@ -31,7 +30,7 @@ const USAGE = `usage: argus <command>
   operator              run the controllers against a Kubernetes API server (leader election, /healthz /readyz /metrics);
                         needs ARGUS_WORKER_IMAGE (the worker pods' image), also when run out of the cluster;
                         WATCH_NAMESPACE unset or empty: every namespace
-  worker ${INGEST_WORKER} --job <namespace>/<name> [--index <i>] [--completions <n>]
+  worker ingest --job <namespace>/<name> [--index <i>] [--completions <n>]
                         run one shard of an IngestJob (index defaults to JOB_COMPLETION_INDEX)
   help, --help, -h      show this text
 
@@ -147,7 +146,7 @@ async function worker(args: string[]): Promise<void> {
   const stop = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop.abort());
   const starters: Record<string, WorkerStarter> = {
-    [INGEST_WORKER]: async (env, resources, log) => {
+    ingest: async (env, resources, log) => {
       const { startIngestWorker } = await import('../services/dataprep/ingest-worker/start-ingest-worker.js');
       return startIngestWorker(env as NodeJS.ProcessEnv, resources, log);
     },

@@ -115,7 +115,7 @@ export function onShutdownSignal(
   let started = false;
   const handler = (signal: string) => {
     if (started) {
-      logger.warn('already shutting down: signal ignored', { signal });
+      logger.info('already shutting down: signal ignored', { signal });
       return;
     }
     started = true;

@@ -59,6 +59,9 @@ export interface RecordedRequest {
 /** What an interceptor answers instead of the fake: a status and body, or `hang` (never answered). */
 export type Interception = { status: number; body?: unknown } | 'hang';
 
+/** An interceptor: an answer, undefined (the fake answers), or a promise of either (the request is held until then). */
+export type Interceptor = (req: RecordedRequest) => Interception | undefined | Promise<Interception | undefined>;
+
 /** Users by name: what RBAC lets each do (fake-rbac.ts), or `admin`. Each user's token is `token-<name>`. */
 export type FakeUsers = Record<string, FakeIdentity>;
 
@@ -312,7 +315,7 @@ export class FakeApiServer {
   private readonly objects = new Map<string, any>();
   private readonly history: StoredEvent[] = [];
   private readonly watches = new Set<OpenWatch>();
-  private readonly interceptors: ((req: RecordedRequest) => Interception | undefined)[] = [];
+  private readonly interceptors: Interceptor[] = [];
   private readonly events = new EventEmitter();
   private rv = 1000;
   /** Watches from a resourceVersion below this get 410 Gone. */
@@ -356,7 +359,7 @@ export class FakeApiServer {
   }
 
   /** Answers matching requests itself (fault injection); returns a function removing the interceptor. */
-  intercept(interceptor: (req: RecordedRequest) => Interception | undefined): () => void {
+  intercept(interceptor: Interceptor): () => void {
     this.interceptors.push(interceptor);
     return () => this.interceptors.splice(this.interceptors.indexOf(interceptor), 1);
   }
@@ -517,7 +520,7 @@ export class FakeApiServer {
     };
     if (!user) return answer(401, status({ code: 401, reason: 'Unauthorized', message: 'Unauthorized' }));
     for (const interceptor of this.interceptors) {
-      const interception = interceptor(recorded);
+      const interception = await interceptor(recorded);
       if (interception === 'hang') return;
       if (interception) return answer(interception.status, interception.body ?? {});
     }
