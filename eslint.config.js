@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { boundaries } from './eslint.boundaries.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.data/', '.models/', 'charts/', 'coverage/', '.tools/'] },
@@ -23,4 +24,5 @@ export default tseslint.config(
       ],
     },
   },
+  ...boundaries,
 );
