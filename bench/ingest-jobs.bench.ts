@@ -24,7 +24,7 @@ import { openEmbeddedControlPlane } from '../operator/embedded-control-plane.js'
 import { createApp } from '../services/dataprep/app.js';
 import { loadDataprepConfig } from '../services/dataprep/config.js';
 import { ingestWorker } from '../services/dataprep/ingest-worker/ingest-worker.js';
-import { openDataprepRuntime } from '../services/dataprep/runtime.js';
+import { openDataprepRuntime } from '../services/dataprep/runtime/open-runtime.js';
 import { listen } from '../services/lib/http/index.js';
 import { createLogger } from '../services/lib/log/index.js';
 import { FIXTURE_PHOTOS } from '../test/support/fixtures.js';

@@ -1,13 +1,5 @@
-import path from 'node:path';
 import { createHttpApp, type HttpApp, type RouteSpec } from '../lib/http/index.js';
-import { MediaCatalogue } from './catalogue.js';
-import { ContentMarkers } from './content-markers.js';
-import { FrameService } from './frames/frame-service.js';
 import { DATAPREP_ERROR_STYLE, mapDataprepError } from './errors.js';
-import { IngestRoot } from './ingest-root/ingest-root.js';
-import { IngestJobs } from './jobs/ingest-jobs.js';
-import { MediaProcessing } from './processing.js';
-import { ReferencedMedia } from './referenced-media.js';
 import { deleteBucketRoute, deleteVideoRoute } from './routes/delete.js';
 import { downloadMediaRoute } from './routes/download.js';
 import { frameRoute } from './routes/frame.js';
@@ -24,24 +16,7 @@ import { summaryRoute } from './routes/summary.js';
 import { telemetryRoute } from './routes/telemetry.js';
 import { uploadBatchRoute } from './routes/upload-batch.js';
 import { uploadMediaRoute } from './routes/upload.js';
-import { MediaSearch } from './search/index.js';
-import type { DataprepDeps, DataprepLimits, DataprepServices } from './services.js';
-import { createUploadAbortCounter } from './upload-metrics.js';
-
-/** Path prefix of every dataprep endpoint. */
-export const DATAPREP_BASE_PATH = '/v1/dataprep';
-
-const MB = 1024 * 1024;
-
-/** The contract's fixed limits; URL bounds come from configuration. */
-export function defaultLimits(deps: Pick<DataprepDeps, 'config'>): DataprepLimits {
-  return {
-    uploadMaxBytes: 500 * MB,
-    ingestMaxBytes: 50 * MB,
-    urlTimeoutMs: deps.config.urlTimeoutMs,
-    urlMaxRedirects: deps.config.urlMaxRedirects,
-  };
-}
+import { buildServices, DATAPREP_BASE_PATH, type DataprepDeps, type DataprepServices } from './runtime/services.js';
 
 /**
  * A route answering domain errors through the dataprep mapping (backend failures 502, rejected keys and URLs 400).
@@ -49,59 +24,6 @@ export function defaultLimits(deps: Pick<DataprepDeps, 'config'>): DataprepLimit
  */
 function withDataprepErrors(route: RouteSpec): RouteSpec {
   return { ...route, mapError: mapDataprepError };
-}
-
-/** Builds the shared services of the route handlers from the injected dependencies. */
-export function buildServices(deps: DataprepDeps): DataprepServices {
-  const limits = { ...defaultLimits(deps), ...deps.limits };
-  const tempDir = deps.tempDir ?? path.join(deps.config.dataDir, 'tmp');
-  const catalogue = new MediaCatalogue(deps.objectStore);
-  const markers = new ContentMarkers(deps.objectStore, deps.config.markerBucket, {
-    claimTimeoutMs: deps.config.duplicateClaimTimeoutMs,
-  });
-  const { ingestDataRoot, ingestDataRootHost, markerBucket } = deps.config;
-  const ingestRoot = ingestDataRoot ? new IngestRoot(ingestDataRoot, ingestDataRootHost) : undefined;
-  const references = new ReferencedMedia(deps.objectStore, markerBucket, ingestRoot);
-  const processing = new MediaProcessing({
-    objectStore: deps.objectStore,
-    vectorStore: deps.vectorStore,
-    descriptionStore: deps.descriptionStore,
-    catalogue,
-    markers,
-    references,
-    telemetry: deps.telemetry,
-    embedMedia: deps.embedMedia,
-    logger: deps.logger,
-    allowDuplicateUploads: deps.config.allowDuplicateUploads,
-    maxImagePixels: deps.config.imageMaxPixels,
-    tempDir,
-    downloadPath: `${DATAPREP_BASE_PATH}/media/download`,
-  });
-  const { limits: _limits, tempDir: _tempDir, ...rest } = deps;
-  const uploadsAborted = createUploadAbortCounter();
-  const jobs = new IngestJobs(deps.controlPlane);
-  return {
-    ...rest,
-    limits,
-    tempDir,
-    catalogue,
-    markers,
-    processing,
-    jobs,
-    references,
-    ingestRoot,
-    basePath: DATAPREP_BASE_PATH,
-    uploadsAborted,
-    frames: new FrameService(deps.config.frames),
-    search: new MediaSearch({
-      imageStore: deps.vectorStore,
-      descriptionStore: deps.descriptionStore,
-      summaryStore: deps.textVectorStore,
-      imageEmbedder: deps.models.imageEmbedder,
-      textEmbedder: deps.models.textEmbedder,
-      basePath: DATAPREP_BASE_PATH,
-    }),
-  };
 }
 
 /** The dataprep Koa app (no listen): the contract's synchronous endpoints under /v1/dataprep. */

@@ -6,7 +6,7 @@ import type { ObjectStoreConfig } from '../lib/storage/index.js';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
 import { AllowList, envAllowList } from '../lib/outbound/index.js';
-import { bucketName } from './bucket-name.js';
+import { bucketName } from './media/bucket-name.js';
 
 /** Every environment variable the dataprep service reads, with its default; the README lists the same table. */
 export const dataprepEnvSchema = Joi.object({

@@ -13,7 +13,7 @@ import { bundledFfmpegPaths } from '../lib/media/ffmpeg-paths.js';
 import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../lib/storage/index.js';
 import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
 import { IngestRoot } from './ingest-root/ingest-root.js';
-import { ReferencedMedia } from './referenced-media.js';
+import { ReferencedMedia } from './media/referenced-media.js';
 import { startHarness, type Harness } from './test/harness.js';
 import { formFile, postForm } from './test/http-client.js';
 

@@ -11,7 +11,7 @@ import type { RunningServer } from '../lib/http/index.js';
 import { createLogger } from '../lib/log/index.js';
 import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../lib/storage/index.js';
 import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
-import type { DataprepServices } from './services.js';
+import type { DataprepServices } from './runtime/services.js';
 import { startDataprepOver } from './test/app-over-store.js';
 import { nextIncrement } from './test/next-increment.js';
 

@@ -5,7 +5,7 @@ import { createLogger, type Logger } from '../lib/log/index.js';
 import { createApp } from './app.js';
 import { loadDataprepConfig, type DataprepConfig } from './config.js';
 import { ingestWorker } from './ingest-worker/ingest-worker.js';
-import { openDataprepRuntime } from './runtime.js';
+import { openDataprepRuntime } from './runtime/open-runtime.js';
 
 /** A running dataprep service. */
 export interface StartedDataprep {

@@ -14,9 +14,9 @@ import { LanceDbVectorStore, type VectorRecord, type VectorStore } from '../lib/
 import { createApp } from './app.js';
 import { loadDataprepConfig } from './config.js';
 import { embedMedia } from './pipeline/index.js';
-import type { ProcessingInput, ProcessingOutcome } from './processing.js';
-import type { DataprepServices } from './services.js';
-import { TelemetryLog } from './telemetry.js';
+import type { ProcessingInput, ProcessingOutcome } from './ingest/processing.js';
+import type { DataprepServices } from './runtime/services.js';
+import { TelemetryLog } from './ingest/telemetry.js';
 import { formFile, postForm, postJson } from './test/http-client.js';
 import { testModels, TEST_LIMITS } from './test/harness.js';
 

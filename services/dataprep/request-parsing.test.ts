@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { HttpError } from '../lib/http/index.js';
-import { decodeBase64Image } from './image-source.js';
+import { decodeBase64Image } from './ingest/image-source.js';
 import { requestedRange } from './routes/download.js';
-import { safeFilename, VIDEO_ID_PATTERN } from './video-ids.js';
+import { safeFilename, VIDEO_ID_PATTERN } from './media/video-ids.js';
 
 describe('requestedRange', () => {
   it('accepts exactly one byte range and clamps its end', () => {

@@ -3,7 +3,7 @@ import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BatchLog, MAX_BATCH_ENTRIES } from './pipeline/pipeline-stats.js';
-import { TelemetryLog, type TelemetryRecord } from './telemetry.js';
+import { TelemetryLog, type TelemetryRecord } from './ingest/telemetry.js';
 
 function record(n: number): TelemetryRecord {
   return {

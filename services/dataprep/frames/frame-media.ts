@@ -2,8 +2,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { buffer } from 'node:stream/consumers';
 import { mediaTypeFromName, type MediaKind } from '../../lib/media/index.js';
 import type { ObjectStore } from '../../lib/storage/index.js';
-import type { MediaCatalogue } from '../catalogue.js';
-import type { ReferencedMedia } from '../referenced-media.js';
+import type { MediaCatalogue } from '../media/catalogue.js';
+import type { ReferencedMedia } from '../media/referenced-media.js';
 
 /** A media item the frame endpoint reads: where, what kind, and which version of it. */
 export interface FrameMedia {

@@ -3,15 +3,15 @@ import path from 'node:path';
 import { HttpError } from '../../lib/http/index.js';
 import { detectMediaType, mediaTypeFromName, withDetectedExtension, type MediaKind } from '../../lib/media/index.js';
 import type { IngestItem, IngestJob } from '../../../operator/api/index.js';
-import { MediaCatalogue, type StoredMedia } from '../catalogue.js';
-import { liveContentOwner } from '../content-owners.js';
+import { MediaCatalogue, type StoredMedia } from '../media/catalogue.js';
+import { liveContentOwner } from '../media/content-owners.js';
 import { sha256OfFile } from '../ingest-root/file-hash.js';
 import { checkUserMetadata, mergeMetadata, readSidecar } from '../ingest-root/user-metadata.js';
-import { duplicateMessage, type ProcessingInput } from '../processing.js';
+import { duplicateMessage, type ProcessingInput } from '../ingest/processing.js';
 import { loadImageSource } from '../routes/ingest.js';
-import type { DataprepServices } from '../services.js';
-import type { TempMedia } from '../temp-media.js';
-import { safeFilename } from '../video-ids.js';
+import type { DataprepServices } from '../runtime/services.js';
+import type { TempMedia } from '../media/temp-media.js';
+import { safeFilename } from '../media/video-ids.js';
 
 /** An item that is deliberately not processed (its content is already embedded); reported as `skipped`. */
 export class ItemSkipped extends Error {

@@ -7,7 +7,7 @@ import {
 } from '../../../operator/api/index.js';
 import { updateStatusWithRetry, type ResourceStore, type Worker } from '../../../operator/ports/index.js';
 import { isBackendFailure, STORAGE_UNAVAILABLE_MESSAGE } from '../errors.js';
-import type { DataprepServices } from '../services.js';
+import type { DataprepServices } from '../runtime/services.js';
 import { ingestItem, ItemSkipped } from './ingest-item.js';
 
 /**

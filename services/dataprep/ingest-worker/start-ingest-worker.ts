@@ -1,8 +1,8 @@
 import type { ResourceStore, Worker } from '../../../operator/ports/index.js';
 import { createLogger, type Logger } from '../../lib/log/index.js';
-import { buildServices } from '../app.js';
+import { buildServices } from '../runtime/services.js';
 import { loadDataprepConfig } from '../config.js';
-import { openDataprepRuntime } from '../runtime.js';
+import { openDataprepRuntime } from '../runtime/open-runtime.js';
 import { ingestWorker } from './ingest-worker.js';
 
 /** The ingest worker of a worker process, and how to release what it opened. */

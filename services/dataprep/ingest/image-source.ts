@@ -1,5 +1,5 @@
-import { HttpError, parseHttpUrl } from '../lib/http/index.js';
-import { OutboundError, outboundRequest, type AllowList, type OutboundPolicy } from '../lib/outbound/index.js';
+import { HttpError, parseHttpUrl } from '../../lib/http/index.js';
+import { OutboundError, outboundRequest, type AllowList, type OutboundPolicy } from '../../lib/outbound/index.js';
 
 /** Bounds of image ingestion: size cap of downloads and decodes, download time bound, redirect hops. */
 export interface ImageSourceLimits {

@@ -1,25 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import { HttpError } from '../lib/http/index.js';
-import { KeyedQueue } from '../lib/keyed-queue/index.js';
-import type { Logger } from '../lib/log/index.js';
+import { HttpError } from '../../lib/http/index.js';
+import { KeyedQueue } from '../../lib/keyed-queue/index.js';
+import type { Logger } from '../../lib/log/index.js';
 import {
   assertImagePixels,
   FrameDecodeError,
   UndecodableImageError,
   VideoProbeError,
   type MediaKind,
-} from '../lib/media/index.js';
-import type { ObjectStore } from '../lib/storage/index.js';
-import type { MetadataValue, VectorStore } from '../lib/vectors/index.js';
-import type { MediaCatalogue, StoredMedia } from './catalogue.js';
-import type { ContentMarkers } from './content-markers.js';
-import { claimContent, liveContentOwner } from './content-owners.js';
-import type { EmbedMedia } from './embedding-port.js';
-import type { EmbedMediaResult } from './pipeline/index.js';
-import type { ReferencedMedia } from './referenced-media.js';
-import { mapDataprepError } from './errors.js';
+} from '../../lib/media/index.js';
+import type { ObjectStore } from '../../lib/storage/index.js';
+import type { MetadataValue, VectorStore } from '../../lib/vectors/index.js';
+import type { MediaCatalogue, StoredMedia } from '../media/catalogue.js';
+import type { ContentMarkers } from '../media/content-markers.js';
+import { claimContent, liveContentOwner } from '../media/content-owners.js';
+import type { EmbedMedia } from '../pipeline/embedding-port.js';
+import type { EmbedMediaResult } from '../pipeline/index.js';
+import type { ReferencedMedia } from '../media/referenced-media.js';
+import { mapDataprepError } from '../errors.js';
 import type { TelemetryLog, TelemetryRecord } from './telemetry.js';
-import { downloadToTempMedia, type TempMedia } from './temp-media.js';
+import { downloadToTempMedia, type TempMedia } from '../media/temp-media.js';
 
 /** Per-request processing options (validated at the edge). */
 export interface ProcessingOptions {

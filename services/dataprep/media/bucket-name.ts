@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { isValidBucketName } from '../lib/storage/index.js';
+import { isValidBucketName } from '../../lib/storage/index.js';
 
 /** A bucket name (S3 rules) as a joi schema: request fields and configuration variables are checked the same way. */
 export const bucketName = () =>

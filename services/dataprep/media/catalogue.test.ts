@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger } from '../lib/log/index.js';
-import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../lib/storage/index.js';
-import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
-import { startDataprepOver } from './test/app-over-store.js';
+import { createLogger } from '../../lib/log/index.js';
+import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../../lib/storage/index.js';
+import { startS3rver, type S3rverHandle } from '../../lib/storage/testing/s3rver-server.js';
+import { startDataprepOver } from '../test/app-over-store.js';
 
 const BUCKET = 'listing';
 const logger = createLogger({ service: 'catalogue-test', level: 'error', json: true });

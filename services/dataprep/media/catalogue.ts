@@ -1,4 +1,4 @@
-import type { ObjectInfo, ObjectStore } from '../lib/storage/index.js';
+import type { ObjectInfo, ObjectStore } from '../../lib/storage/index.js';
 import { contentTypeOf } from './media-kinds.js';
 import { VIDEO_ID_PATTERN } from './video-ids.js';
 

@@ -1,4 +1,4 @@
-import { ObjectNotFoundError, StorageUnavailableError, type ObjectStore } from '../lib/storage/index.js';
+import { ObjectNotFoundError, StorageUnavailableError, type ObjectStore } from '../../lib/storage/index.js';
 
 /** Who owns a content hash: the media item that claimed it first (while it runs) and then processed it. */
 export interface ContentMarker {

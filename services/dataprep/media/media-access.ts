@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import type { ByteRange } from '../lib/storage/index.js';
+import type { ByteRange, ObjectStore } from '../../lib/storage/index.js';
 import type { StoredMedia } from './catalogue.js';
 import { contentTypeOf } from './media-kinds.js';
 import {
@@ -10,7 +10,8 @@ import {
   storedObjectValidators,
   type MediaValidators,
 } from './media-validators.js';
-import type { DataprepServices } from './services.js';
+import type { ContentMarkers } from './content-markers.js';
+import type { ReferencedMedia } from './referenced-media.js';
 
 /** One entry of GET /media (contract: media listing entry). */
 export interface MediaListingEntry {
@@ -23,7 +24,10 @@ export interface MediaListingEntry {
 }
 
 /** The listing entries of the bucket's referenced media whose files are still readable (oldest first). */
-export async function referencedListing(services: DataprepServices, bucket: string): Promise<MediaListingEntry[]> {
+export async function referencedListing(
+  services: { references: ReferencedMedia },
+  bucket: string,
+): Promise<MediaListingEntry[]> {
   return (await services.references.list(bucket)).map(({ reference }) => {
     const hostPath = services.references.hostPath(reference);
     return {
@@ -42,7 +46,7 @@ export async function referencedListing(services: DataprepServices, bucket: stri
  * after the stored items of the last page of a paged one (`limit`), none on the pages before.
  */
 export async function withReferencedMedia(
-  services: DataprepServices,
+  services: { references: ReferencedMedia },
   bucket: string,
   stored: MediaListingEntry[],
   page: { paged: boolean; morePages: boolean },
@@ -70,7 +74,10 @@ const wholeSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
  * read, after the object was stored); compared to the second, the precision S3 reports. An object written after its
  * link (replaced since) or never processed gets weak validators of its own instead.
  */
-export async function storedDownload(services: DataprepServices, media: StoredMedia): Promise<DownloadableMedia> {
+export async function storedDownload(
+  services: { markers: ContentMarkers; objectStore: ObjectStore },
+  media: StoredMedia,
+): Promise<DownloadableMedia> {
   const link = await services.markers.linkOf(media.bucket, media.videoId);
   const hashed = link && wholeSeconds(link.linkedAt) >= wholeSeconds(media.lastModified);
   return {
@@ -90,7 +97,7 @@ export async function storedDownload(services: DataprepServices, media: StoredMe
  * hash recorded at ingest is not used: the file may have changed since, and hashing it per request costs a full read.
  */
 export async function referencedDownload(
-  services: DataprepServices,
+  services: { references: ReferencedMedia },
   bucket: string,
   videoId: string,
 ): Promise<DownloadableMedia | undefined> {

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { detectMediaType, mediaTypeFromName, type MediaType } from '../lib/media/index.js';
+import { detectMediaType, mediaTypeFromName, type MediaType } from '../../lib/media/index.js';
 import { peekHead } from './stream-head.js';
 
 /** Bytes file-type needs to recognise every supported format. */

@@ -1,5 +1,5 @@
-import { ObjectNotFoundError, type ObjectStore } from '../lib/storage/index.js';
-import type { IngestRoot, RootFile } from './ingest-root/ingest-root.js';
+import { ObjectNotFoundError, type ObjectStore } from '../../lib/storage/index.js';
+import type { IngestRoot, RootFile } from '../ingest-root/ingest-root.js';
 
 /** The record of one media file ingested by reference (directory ingest with store_copy=false). */
 export interface MediaReference {

@@ -4,7 +4,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import type { ObjectStore } from '../lib/storage/index.js';
+import type { ObjectStore } from '../../lib/storage/index.js';
 
 /**
  * A local file of media for ffmpeg and the decoders (they need a seekable file): a temp copy, or the store's own file

@@ -13,7 +13,7 @@ import {
   describeFrame,
   describeObject,
   type FrameDescription,
-} from '../search/frame-description.js';
+} from '../descriptions/frame-description.js';
 import { BoundedQueue } from './bounded-queue.js';
 import {
   assertNoReservedKeys,

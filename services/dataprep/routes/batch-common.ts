@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { HttpError, type RouteContext } from '../../lib/http/index.js';
 import type { IngestItem, IngestJob } from '../../../operator/api/index.js';
-import type { DataprepServices } from '../services.js';
+import type { DataprepServices } from '../runtime/services.js';
 import { counted } from '../../lib/wording/index.js';
 import { statusMessage } from './schemas.js';
 

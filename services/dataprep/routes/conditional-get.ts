@@ -1,5 +1,5 @@
 import fresh from 'fresh';
-import type { MediaValidators } from '../media-validators.js';
+import type { MediaValidators } from '../media/media-validators.js';
 
 /** The validator header fields of one answer, as sent. */
 export interface ValidatorFields {

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
-import type { DataprepServices } from '../services.js';
+import type { DataprepServices } from '../runtime/services.js';
 import { bucketName, errorBody, resolveBucket, statusMessage, videoId } from './schemas.js';
 import { counted } from '../../lib/wording/index.js';
 

@@ -2,8 +2,8 @@ import Joi from 'joi';
 import rangeParser from 'range-parser';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import type { ByteRange } from '../../lib/storage/index.js';
-import { referencedDownload, storedDownload } from '../media-access.js';
-import type { DataprepServices } from '../services.js';
+import { referencedDownload, storedDownload } from '../media/media-access.js';
+import type { DataprepServices } from '../runtime/services.js';
 import { ifRangeHolds, isNotModified, validatorFields } from './conditional-get.js';
 import { bucketName, errorBody, resolveBucket, videoId } from './schemas.js';
 

@@ -10,7 +10,7 @@ import {
   PastEndError,
   UndecodableFrameError,
 } from '../frames/frame-service.js';
-import type { DataprepServices } from '../services.js';
+import type { DataprepServices } from '../runtime/services.js';
 import { clientGone } from './client-gone.js';
 import { bucketName, errorBody, resolveBucket, videoId } from './schemas.js';
 

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { defineRoute, type RouteSpec } from '../../lib/http/index.js';
-import type { DataprepServices } from '../services.js';
+import type { DataprepServices } from '../runtime/services.js';
 
 /** GET /health: liveness and configuration report. */
 export function healthRoute(services: DataprepServices): RouteSpec {

@@ -9,10 +9,10 @@ import {
 } from '../../lib/media/index.js';
 import { ITEM_URL_MAX, type IngestItem } from '../../../operator/api/index.js';
 import { itemIdentifier } from '../jobs/ingest-jobs.js';
-import { MediaCatalogue } from '../catalogue.js';
-import { decodeBase64Image } from '../image-source.js';
-import type { DataprepServices } from '../services.js';
-import { newVideoId, safeFilename } from '../video-ids.js';
+import { MediaCatalogue } from '../media/catalogue.js';
+import { decodeBase64Image } from '../ingest/image-source.js';
+import type { DataprepServices } from '../runtime/services.js';
+import { newVideoId, safeFilename } from '../media/video-ids.js';
 import { answerAccepted, assertBatchSize, assertRunnableItem, jobAcceptedSchema } from './batch-common.js';
 import { imageSourceSchema } from './ingest.js';
 import {

@@ -1,15 +1,15 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
-import { liveContentOwner } from '../content-owners.js';
+import { liveContentOwner } from '../media/content-owners.js';
 import { scanDirectory, type FoundMedia } from '../ingest-root/directory-scan.js';
 import { sha256OfFile } from '../ingest-root/file-hash.js';
 import type { IngestRoot } from '../ingest-root/ingest-root.js';
 import { checkUserMetadata, readSidecar } from '../ingest-root/user-metadata.js';
-import { duplicateMessage } from '../processing.js';
+import { duplicateMessage } from '../ingest/processing.js';
 import type { IngestItem } from '../../../operator/api/index.js';
-import type { DataprepServices } from '../services.js';
+import type { DataprepServices } from '../runtime/services.js';
 import { itemIdentifier } from '../jobs/ingest-jobs.js';
-import { newVideoId } from '../video-ids.js';
+import { newVideoId } from '../media/video-ids.js';
 import { answerAccepted, assertBatchSize, assertRunnableItem, jobAcceptedSchema } from './batch-common.js';
 import {
   bodyTags,

@@ -3,11 +3,11 @@ import path from 'node:path';
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import { ACCEPTED_IMAGE_EXTENSIONS, detectMediaType, withDetectedExtension } from '../../lib/media/index.js';
-import { MediaCatalogue, type StoredMedia } from '../catalogue.js';
-import { decodeBase64Image, downloadImage, imageUrlPolicy } from '../image-source.js';
-import type { DataprepServices } from '../services.js';
-import { writeTempMedia } from '../temp-media.js';
-import { newVideoId, safeFilename } from '../video-ids.js';
+import { MediaCatalogue, type StoredMedia } from '../media/catalogue.js';
+import { decodeBase64Image, downloadImage, imageUrlPolicy } from '../ingest/image-source.js';
+import type { DataprepServices } from '../runtime/services.js';
+import { writeTempMedia } from '../media/temp-media.js';
+import { newVideoId, safeFilename } from '../media/video-ids.js';
 import { clientGone } from './client-gone.js';
 import {
   bodyTags,

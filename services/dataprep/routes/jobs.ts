@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import { batchJobStatus } from '../jobs/ingest-jobs.js';
-import type { DataprepServices } from '../services.js';
+import type { DataprepServices } from '../runtime/services.js';
 import { errorBody } from './schemas.js';
 
 const jobParams = () => Joi.object({ job_id: Joi.string().max(253).required() });

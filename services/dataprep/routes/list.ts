@@ -1,8 +1,8 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
-import { InvalidPageTokenError, type StoredMedia } from '../catalogue.js';
-import { withReferencedMedia } from '../media-access.js';
-import type { DataprepServices } from '../services.js';
+import { InvalidPageTokenError, type StoredMedia } from '../media/catalogue.js';
+import { withReferencedMedia } from '../media/media-access.js';
+import type { DataprepServices } from '../runtime/services.js';
 import { bucketName, errorBody, resolveBucket } from './schemas.js';
 
 /** The largest page `limit` accepts. */

@@ -2,8 +2,8 @@ import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import type { IngestItem } from '../../../operator/api/index.js';
 import { itemIdentifier } from '../jobs/ingest-jobs.js';
-import type { DataprepServices } from '../services.js';
-import { VIDEO_ID_PATTERN } from '../video-ids.js';
+import type { DataprepServices } from '../runtime/services.js';
+import { VIDEO_ID_PATTERN } from '../media/video-ids.js';
 import { answerAccepted, assertBatchSize, assertRunnableItem, jobAcceptedSchema } from './batch-common.js';
 import {
   bodyTags,

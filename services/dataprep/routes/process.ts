@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import { mediaTypeFromName } from '../../lib/media/index.js';
-import type { DataprepServices } from '../services.js';
+import type { DataprepServices } from '../runtime/services.js';
 import { clientGone } from './client-gone.js';
 import {
   bodyTags,

@@ -1,10 +1,10 @@
 import Joi from 'joi';
 import { HttpError } from '../../lib/http/index.js';
 import { DATAPREP_ERROR_STYLE } from '../errors.js';
-import type { DataprepServices } from '../services.js';
-import { VIDEO_ID_PATTERN } from '../video-ids.js';
+import type { DataprepServices } from '../runtime/services.js';
+import { VIDEO_ID_PATTERN } from '../media/video-ids.js';
 
-import { bucketName } from '../bucket-name.js';
+import { bucketName } from '../media/bucket-name.js';
 
 /** A bucket name (S3 rules); the default bucket applies when omitted. */
 export { bucketName };

@@ -9,7 +9,7 @@ import {
 import { findFrameMedia } from '../frames/frame-media.js';
 import { isReservedMetadataKey } from '../pipeline/metadata.js';
 import { FrameNotFoundError, type HitKind, type SearchQuery } from '../search/index.js';
-import type { DataprepServices } from '../services.js';
+import type { DataprepServices } from '../runtime/services.js';
 import { clientGone } from './client-gone.js';
 import { loadImageSource } from './ingest.js';
 import { bucketName, errorBody, videoId } from './schemas.js';

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
 import { mediaTypeFromName } from '../../lib/media/index.js';
 import { buildSummaryMetadata } from '../pipeline/index.js';
-import type { DataprepServices } from '../services.js';
+import type { DataprepServices } from '../runtime/services.js';
 import { bodyTags, bucketName, errorBody, resolveBucket, statusMessage, videoId } from './schemas.js';
 
 /** POST /summary: embeds a clip's text summary into the summary table/collection. */

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { defineRoute, type RouteSpec } from '../../lib/http/index.js';
-import type { DataprepServices } from '../services.js';
+import type { DataprepServices } from '../runtime/services.js';
 import { errorBody } from './schemas.js';
 
 /** GET /telemetry: the most recent processing records, newest first. */

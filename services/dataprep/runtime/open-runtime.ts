@@ -1,14 +1,14 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { loadModels } from '../lib/inference/index.js';
-import { importDefaultModels } from '../lib/inference/import/index.js';
-import type { Logger } from '../lib/log/index.js';
-import { createObjectStore } from '../lib/storage/index.js';
-import { openVectorTable, type VectorStore } from '../lib/vectors/index.js';
-import type { DataprepConfig } from './config.js';
-import { embedMedia } from './pipeline/index.js';
+import { loadModels } from '../../lib/inference/index.js';
+import { importDefaultModels } from '../../lib/inference/import/index.js';
+import type { Logger } from '../../lib/log/index.js';
+import { createObjectStore } from '../../lib/storage/index.js';
+import { openVectorTable, type VectorStore } from '../../lib/vectors/index.js';
+import type { DataprepConfig } from '../config.js';
+import { embedMedia } from '../pipeline/index.js';
 import type { DataprepDeps } from './services.js';
-import { TelemetryLog } from './telemetry.js';
+import { TelemetryLog } from '../ingest/telemetry.js';
 
 /**
  * The image, summary and description vector stores `config` names, with the dimensions of the models that fill them.

@@ -1,20 +1,37 @@
-import type { LoadedModels } from '../lib/inference/index.js';
-import type { Logger } from '../lib/log/index.js';
+import path from 'node:path';
 import type { Counter } from 'prom-client';
-import type { ServiceControlPlane } from '../../operator/ports/index.js';
-import type { ObjectStore } from '../lib/storage/index.js';
-import type { VectorStore } from '../lib/vectors/index.js';
-import type { MediaCatalogue } from './catalogue.js';
-import type { DataprepConfig } from './config.js';
-import type { ContentMarkers } from './content-markers.js';
-import type { FrameService } from './frames/frame-service.js';
-import type { EmbedMedia } from './embedding-port.js';
-import type { IngestRoot } from './ingest-root/ingest-root.js';
-import type { IngestJobs } from './jobs/ingest-jobs.js';
-import type { MediaProcessing } from './processing.js';
-import type { ReferencedMedia } from './referenced-media.js';
-import type { MediaSearch } from './search/index.js';
-import type { TelemetryLog } from './telemetry.js';
+import type { ServiceControlPlane } from '../../../operator/ports/index.js';
+import type { LoadedModels } from '../../lib/inference/index.js';
+import type { Logger } from '../../lib/log/index.js';
+import type { ObjectStore } from '../../lib/storage/index.js';
+import type { VectorStore } from '../../lib/vectors/index.js';
+import type { DataprepConfig } from '../config.js';
+import { FrameService } from '../frames/frame-service.js';
+import { MediaProcessing } from '../ingest/processing.js';
+import type { TelemetryLog } from '../ingest/telemetry.js';
+import { IngestRoot } from '../ingest-root/ingest-root.js';
+import { IngestJobs } from '../jobs/ingest-jobs.js';
+import { MediaCatalogue } from '../media/catalogue.js';
+import { ContentMarkers } from '../media/content-markers.js';
+import { ReferencedMedia } from '../media/referenced-media.js';
+import type { EmbedMedia } from '../pipeline/embedding-port.js';
+import { MediaSearch } from '../search/index.js';
+import { createUploadAbortCounter } from '../uploads/upload-metrics.js';
+
+/** Path prefix of every dataprep endpoint. */
+export const DATAPREP_BASE_PATH = '/v1/dataprep';
+
+const MB = 1024 * 1024;
+
+/** The contract's fixed limits; URL bounds come from configuration. */
+export function defaultLimits(deps: Pick<DataprepDeps, 'config'>): DataprepLimits {
+  return {
+    uploadMaxBytes: 500 * MB,
+    ingestMaxBytes: 50 * MB,
+    urlTimeoutMs: deps.config.urlTimeoutMs,
+    urlMaxRedirects: deps.config.urlMaxRedirects,
+  };
+}
 
 /** Size and time bounds of the HTTP surface; tests shrink them, production uses the contract's values. */
 export interface DataprepLimits {
@@ -53,7 +70,7 @@ export interface DataprepDeps {
   tempDir?: string;
 }
 
-/** Everything the route handlers share (built once by createApp). */
+/** Everything the route handlers and the ingest worker share (built once per process by buildServices). */
 export interface DataprepServices extends Omit<DataprepDeps, 'limits' | 'tempDir'> {
   limits: DataprepLimits;
   tempDir: string;
@@ -73,4 +90,57 @@ export interface DataprepServices extends Omit<DataprepDeps, 'limits' | 'tempDir
   search: MediaSearch;
   /** GET /media/frame's renderer: its cache, process slots and counters. */
   frames: FrameService;
+}
+
+/** Builds what the route handlers and the ingest worker share from the injected dependencies. */
+export function buildServices(deps: DataprepDeps): DataprepServices {
+  const limits = { ...defaultLimits(deps), ...deps.limits };
+  const tempDir = deps.tempDir ?? path.join(deps.config.dataDir, 'tmp');
+  const catalogue = new MediaCatalogue(deps.objectStore);
+  const markers = new ContentMarkers(deps.objectStore, deps.config.markerBucket, {
+    claimTimeoutMs: deps.config.duplicateClaimTimeoutMs,
+  });
+  const { ingestDataRoot, ingestDataRootHost, markerBucket } = deps.config;
+  const ingestRoot = ingestDataRoot ? new IngestRoot(ingestDataRoot, ingestDataRootHost) : undefined;
+  const references = new ReferencedMedia(deps.objectStore, markerBucket, ingestRoot);
+  const processing = new MediaProcessing({
+    objectStore: deps.objectStore,
+    vectorStore: deps.vectorStore,
+    descriptionStore: deps.descriptionStore,
+    catalogue,
+    markers,
+    references,
+    telemetry: deps.telemetry,
+    embedMedia: deps.embedMedia,
+    logger: deps.logger,
+    allowDuplicateUploads: deps.config.allowDuplicateUploads,
+    maxImagePixels: deps.config.imageMaxPixels,
+    tempDir,
+    downloadPath: `${DATAPREP_BASE_PATH}/media/download`,
+  });
+  const { limits: _limits, tempDir: _tempDir, ...rest } = deps;
+  const uploadsAborted = createUploadAbortCounter();
+  const jobs = new IngestJobs(deps.controlPlane);
+  return {
+    ...rest,
+    limits,
+    tempDir,
+    catalogue,
+    markers,
+    processing,
+    jobs,
+    references,
+    ingestRoot,
+    basePath: DATAPREP_BASE_PATH,
+    uploadsAborted,
+    frames: new FrameService(deps.config.frames),
+    search: new MediaSearch({
+      imageStore: deps.vectorStore,
+      descriptionStore: deps.descriptionStore,
+      summaryStore: deps.textVectorStore,
+      imageEmbedder: deps.models.imageEmbedder,
+      textEmbedder: deps.models.textEmbedder,
+      basePath: DATAPREP_BASE_PATH,
+    }),
+  };
 }

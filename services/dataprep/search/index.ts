@@ -3,5 +3,5 @@ export { FrameNotFoundError, MediaSearch } from './media-search.js';
 export type { MediaSearchDeps, SearchAnswer, SearchMode } from './media-search.js';
 export type { HitKind, SearchFilters, SearchHit, SearchQuery } from './search-query.js';
 export { THUMBNAIL_WIDTH } from './search-hits.js';
-export { describeFrame, describeObject, DESCRIPTION_MIN_SCORE } from './frame-description.js';
-export type { FrameDescription } from './frame-description.js';
+export { describeFrame, describeObject, DESCRIPTION_MIN_SCORE } from '../descriptions/frame-description.js';
+export type { FrameDescription } from '../descriptions/frame-description.js';

@@ -1,6 +1,6 @@
 import type { MetadataValue } from '../../lib/vectors/index.js';
-import type { HorizontalPosition } from './frame-description.js';
-import { labelsNamed, pluralOf } from './object-words.js';
+import type { HorizontalPosition } from '../descriptions/frame-description.js';
+import { labelsNamed, pluralOf } from '../descriptions/object-words.js';
 import { metadataStrings } from './search-hits.js';
 import type { HitKind } from './search-query.js';
 

@@ -6,8 +6,8 @@ import type { ObjectStore } from '../../lib/storage/index.js';
 import { createApp } from '../app.js';
 import { loadDataprepConfig, type DataprepConfig } from '../config.js';
 import { embedMedia } from '../pipeline/index.js';
-import { openVectorStores } from '../runtime.js';
-import { TelemetryLog } from '../telemetry.js';
+import { openVectorStores } from '../runtime/open-runtime.js';
+import { TelemetryLog } from '../ingest/telemetry.js';
 import { TEST_LIMITS, testModels } from './harness.js';
 
 const MIB = 1024 * 1024;

@@ -9,7 +9,7 @@ import { fixtureImage, makeCorruptMp4, runFfmpeg, testMediaDir } from '../../../
 import { S3ObjectStore, type ObjectStore, type S3ObjectStoreConfig } from '../../lib/storage/index.js';
 import { STORAGE_UNAVAILABLE_MESSAGE } from '../errors.js';
 import { IngestRoot } from '../ingest-root/ingest-root.js';
-import { ReferencedMedia } from '../referenced-media.js';
+import { ReferencedMedia } from '../media/referenced-media.js';
 import { startHarness, type Harness } from './harness.js';
 import type { StallingProxy } from './stalling-proxy.js';
 

@@ -10,9 +10,9 @@ import type { VectorStore } from '../../lib/vectors/index.js';
 import { createApp } from '../app.js';
 import { DATAPREP_MODEL_ROLES, loadDataprepConfig, type DataprepConfig } from '../config.js';
 import { embedMedia } from '../pipeline/index.js';
-import { openVectorStores } from '../runtime.js';
-import type { DataprepLimits, DataprepServices } from '../services.js';
-import { TelemetryLog } from '../telemetry.js';
+import { openVectorStores } from '../runtime/open-runtime.js';
+import type { DataprepLimits, DataprepServices } from '../runtime/services.js';
+import { TelemetryLog } from '../ingest/telemetry.js';
 
 /** A storage backend the route suite runs against. */
 export interface StorageBackendFixture {

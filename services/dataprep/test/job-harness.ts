@@ -17,9 +17,9 @@ import { embedMedia } from '../pipeline/index.js';
 import { INGEST_WORKER } from '../../../operator/api/index.js';
 import { ingestWorker } from '../ingest-worker/ingest-worker.js';
 import type { BatchJobStatus } from '../jobs/ingest-jobs.js';
-import { openVectorStores } from '../runtime.js';
-import type { DataprepServices } from '../services.js';
-import { TelemetryLog } from '../telemetry.js';
+import { openVectorStores } from '../runtime/open-runtime.js';
+import type { DataprepServices } from '../runtime/services.js';
+import { TelemetryLog } from '../ingest/telemetry.js';
 import { TEST_LIMITS, testModels } from './harness.js';
 
 /** A point the pipeline stops at for one video until the test lets it go on. */

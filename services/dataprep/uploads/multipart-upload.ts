@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { HttpError, malformedMultipartMessage, openMultipart, printablePartName } from '../lib/http/index.js';
+import { HttpError, malformedMultipartMessage, openMultipart, printablePartName } from '../../lib/http/index.js';
 
 /** One file part of a multipart request, streamed as it arrives. */
 export interface IncomingFile {

@@ -1,5 +1,5 @@
 import client from 'prom-client';
-import { ServerStoppingError } from '../lib/http/index.js';
+import { ServerStoppingError } from '../../lib/http/index.js';
 
 /** Why an upload stopped before its answer: the client went away, or the service began to shut down. */
 export type UploadAbortReason = 'client_gone' | 'shutdown';
