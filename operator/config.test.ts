@@ -5,7 +5,7 @@ import { loadClusterOperatorConfig, loadOperatorConfig } from './config.js';
 describe('operator configuration', () => {
   it('has documented defaults', () => {
     expect(loadOperatorConfig({})).toEqual({
-      ingest: { parallelism: 1, backoffLimit: 3 },
+      ingest: { parallelism: 1, backoffLimit: 3, pendingDeadlineSeconds: 600 },
       retention: { count: 200, maxAgeSeconds: 604800 },
       resyncSeconds: 300,
     });
@@ -16,12 +16,13 @@ describe('operator configuration', () => {
       loadOperatorConfig({
         ARGUS_INGEST_PARALLELISM: '4',
         ARGUS_INGEST_BACKOFF_LIMIT: '0',
+        ARGUS_INGEST_PENDING_DEADLINE_SECONDS: '120',
         ARGUS_JOB_RETENTION_COUNT: '10',
         ARGUS_JOB_RETENTION_SECONDS: '60',
         ARGUS_OPERATOR_RESYNC_SECONDS: '30',
       }),
     ).toEqual({
-      ingest: { parallelism: 4, backoffLimit: 0 },
+      ingest: { parallelism: 4, backoffLimit: 0, pendingDeadlineSeconds: 120 },
       retention: { count: 10, maxAgeSeconds: 60 },
       resyncSeconds: 30,
     });

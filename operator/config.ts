@@ -10,6 +10,8 @@ export interface OperatorConfig {
     parallelism: number;
     /** Failed worker attempts a job tolerates before its unprocessed items fail (batch/v1 Job semantics). */
     backoffLimit: number;
+    /** How long a job may wait for its first worker before it fails (spec.pendingDeadlineSeconds overrides). */
+    pendingDeadlineSeconds: number;
   };
   retention: {
     /** Finished IngestJobs kept per namespace (the newest ones). */
@@ -35,6 +37,14 @@ export const operatorEnvSchema = {
     .max(100)
     .default(3)
     .description('Failed worker attempts tolerated per IngestJob before its unprocessed items fail'),
+  ARGUS_INGEST_PENDING_DEADLINE_SECONDS: Joi.number()
+    .integer()
+    .min(1)
+    .max(604800)
+    .default(600)
+    .description(
+      'Seconds an IngestJob may wait for its first worker before it fails (spec.pendingDeadlineSeconds overrides)',
+    ),
   ARGUS_JOB_RETENTION_COUNT: Joi.number()
     .integer()
     .min(0)
@@ -57,7 +67,11 @@ export const operatorEnvSchema = {
 /** Maps validated variables onto OperatorConfig. */
 export function toOperatorConfig(env: Record<string, any>): OperatorConfig {
   return {
-    ingest: { parallelism: env.ARGUS_INGEST_PARALLELISM, backoffLimit: env.ARGUS_INGEST_BACKOFF_LIMIT },
+    ingest: {
+      parallelism: env.ARGUS_INGEST_PARALLELISM,
+      backoffLimit: env.ARGUS_INGEST_BACKOFF_LIMIT,
+      pendingDeadlineSeconds: env.ARGUS_INGEST_PENDING_DEADLINE_SECONDS,
+    },
     retention: { count: env.ARGUS_JOB_RETENTION_COUNT, maxAgeSeconds: env.ARGUS_JOB_RETENTION_SECONDS },
     resyncSeconds: env.ARGUS_OPERATOR_RESYNC_SECONDS,
   };

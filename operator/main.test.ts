@@ -33,7 +33,7 @@ describe('argus operator against the fake API server', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function start(identity: string): Promise<StartedOperator> {
+  async function start(identity: string, env: Record<string, string> = {}): Promise<StartedOperator> {
     const kubeconfig = path.join(dir, `${identity}.kubeconfig`);
     await writeFile(kubeconfig, fake.kubeConfig(identity).exportConfig());
     const operator = await startOperator(
@@ -50,6 +50,7 @@ describe('argus operator against the fake API server', () => {
         ARGUS_LEADER_ELECTION_LEASE_DURATION_SECONDS: '3',
         ARGUS_LEADER_ELECTION_RENEW_DEADLINE_SECONDS: '2',
         ARGUS_LEADER_ELECTION_RETRY_PERIOD_SECONDS: '0.2',
+        ...env,
       },
       captureLogs().logger,
     );
@@ -88,7 +89,7 @@ describe('argus operator against the fake API server', () => {
 
     // The Job controller's part: pods start, the workers write their items, the Job completes.
     const job = jobName((await admin.get('IngestJob', 'media', 'job-a'))!);
-    fake.setJobStatus('media', job, { active: 2, startTime: '2026-11-23T19:00:00Z' });
+    fake.startPods('media', job);
     await stateWritten('job-a', 'running');
     for (const index of [0, 1, 2]) {
       await updateStatusWithRetry(admin, 'IngestJob', 'media', 'job-a', (latest) => ({
@@ -99,10 +100,7 @@ describe('argus operator against the fake API server', () => {
         ],
       }));
     }
-    fake.setJobStatus('media', job, {
-      succeeded: 2,
-      conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: '2026-11-23T19:01:00Z' }],
-    });
+    fake.finishPods('media', job, 'Succeeded');
     const done = await stateWritten('job-a', 'completed');
     expect(done.response.status).toMatchObject({ total: 3, completed: 3, progress: '3/3' });
 
@@ -137,17 +135,152 @@ describe('argus operator against the fake API server', () => {
       ...latest.status,
       items: [{ index: 0, identifier: 'item-0.mp4', videoId: 'video-0', status: 'success', embeddingsCount: 1 }],
     }));
-    fake.failJobPastBackoffLimit('media', job, 4);
+    // Both pods fail twice: past the back-off limit of 3 (the replacement made meanwhile is removed, counted failed).
+    for (let round = 0; round < 2; round++) {
+      fake.startPods('media', job);
+      fake.finishPods('media', job, 'Failed');
+    }
     const done = await stateWritten('job-f', 'completed_with_errors');
     const failed = done.response.status.items.find((i: { index: number }) => i.index === 1);
     expect(failed).toMatchObject({ status: 'error', identifier: 'item-1.mp4' });
     expect(failed.message).toMatch(
-      /BackoffLimitExceeded.*worker pods failed 4 times, more than the back-off limit of 3 retries/,
+      /BackoffLimitExceeded.*worker pods failed 5 times, more than the back-off limit of 3 retries/,
     );
 
     await admin.delete('IngestJob', 'media', 'job-f');
     expect(fake.get('batch', 'jobs', 'media', job)).toBeUndefined();
     expect(fake.orphanedPods).toEqual([]);
+  });
+
+  /** Resolves with the IngestJob status the operator wrote once `match` holds for it. */
+  const statusWritten = (namespace: string, name: string, match: (status: any) => boolean) =>
+    fake.waitForRequest(
+      (r) =>
+        r.method === 'PUT' &&
+        r.path === `/apis/argus.dev/v1alpha1/namespaces/${namespace}/ingestjobs/${name}/status` &&
+        r.status === 200 &&
+        match(r.response.status ?? {}),
+    );
+  const progressing = (status: any) => status.conditions?.find((c: any) => c.type === 'Progressing');
+  const ingestJobEvents = (name: string) =>
+    fake
+      .list('events.k8s.io', 'events')
+      .filter((e) => e.regarding.kind === 'IngestJob' && e.regarding.name === name)
+      .map((e) => `${e.type} ${e.reason}${e.series ? ` x${e.series.count}` : ''}`);
+
+  it("pods that never start keep the IngestJob pending with the scheduler's reason; it runs once a worker runs; Events tell each step once", async () => {
+    await start('op-a');
+    await fake.waitForRequest(INGESTJOBS_WATCH('op-a'));
+    await admin.create('IngestJob', newIngestJob('job-p', 'media', 2));
+    await stateWritten('job-p', 'pending');
+    const job = jobName((await admin.get('IngestJob', 'media', 'job-p'))!);
+    // The Job controller has started the Job (startTime) and its pods are Pending: `active` is 2, no worker runs.
+    expect(fake.get('batch', 'jobs', 'media', job).status).toMatchObject({ active: 2, ready: 0 });
+
+    const message = '0/3 nodes are available: 3 Insufficient nvidia.com/gpu.';
+    fake.unschedulablePods('media', job, message);
+    const waiting = await statusWritten('media', 'job-p', (s) => progressing(s)?.reason === 'Unschedulable');
+    expect(waiting.response.status.state).toBe('pending');
+    expect(progressing(waiting.response.status).message).toContain(message);
+
+    fake.startPods('media', job);
+    await stateWritten('job-p', 'running');
+    await updateStatusWithRetry(admin, 'IngestJob', 'media', 'job-p', (latest) => ({
+      ...latest.status,
+      items: [0, 1].map((index) => ({ index, identifier: `item-${index}.mp4`, status: 'success' as const })),
+    }));
+    fake.finishPods('media', job, 'Succeeded');
+    await stateWritten('job-p', 'completed');
+    await fake.waitForRequest(
+      (r) =>
+        r.method === 'POST' &&
+        r.path === '/apis/events.k8s.io/v1/namespaces/media/events' &&
+        r.body.reason === 'Completed',
+    );
+    expect(ingestJobEvents('job-p')).toEqual([
+      'Normal JobCreated',
+      'Warning Unschedulable',
+      'Normal Running',
+      'Normal Completed',
+    ]);
+    expect(fake.requests.filter((r) => [400, 403, 415, 422].includes(r.status ?? 0))).toEqual([]);
+  });
+
+  it('cancel finishes within a reconcile when no worker ever ran (the Job has a startTime all the same)', async () => {
+    await start('op-a');
+    await fake.waitForRequest(INGESTJOBS_WATCH('op-a'));
+    await admin.create('IngestJob', newIngestJob('job-c', 'media', 3));
+    await stateWritten('job-c', 'pending');
+    const job = jobName((await admin.get('IngestJob', 'media', 'job-c'))!);
+    expect(fake.get('batch', 'jobs', 'media', job).status.startTime).toEqual(expect.any(String));
+
+    const latest = (await admin.get('IngestJob', 'media', 'job-c'))!;
+    await admin.update('IngestJob', { ...latest, spec: { ...latest.spec, cancelRequested: true } });
+    const cancelled = await stateWritten('job-c', 'cancelled');
+    expect(cancelled.response.status).toMatchObject({ skipped: 3, progress: '3/3' });
+    expect(cancelled.response.status.items.map((i: { status: string }) => i.status)).toEqual([
+      'skipped',
+      'skipped',
+      'skipped',
+    ]);
+    await fake.waitForRequest((r) => r.method === 'DELETE' && r.path.endsWith(`/jobs/${job}`));
+    expect(fake.get('batch', 'jobs', 'media', job)).toBeUndefined();
+  });
+
+  it("a namespace not opted in: pending with the API's own FailedCreate message (missing ServiceAccount), then the missing ConfigMap, then running", async () => {
+    await start('op-a', {
+      ARGUS_WORKER_SERVICE_ACCOUNT: 'argus-ingest-worker',
+      ARGUS_WORKER_ENV_FROM: 'configMap:argus-dataprep',
+    });
+    await fake.waitForRequest(INGESTJOBS_WATCH('op-a'));
+    await admin.create('IngestJob', newIngestJob('job-n', 'other', 1));
+    const refused = await statusWritten('other', 'job-n', (s) => progressing(s)?.reason === 'FailedCreate');
+    expect(refused.response.status.state).toBe('pending');
+    expect(progressing(refused.response.status).message).toMatch(
+      /Error creating: pods "ingestjob-job-n-0-[a-z0-9]{5}" is forbidden: error looking up service account other\/argus-ingest-worker: serviceaccount "argus-ingest-worker" not found .*Worker namespaces/,
+    );
+    const event = await fake.waitForRequest(
+      (r) =>
+        r.method === 'POST' &&
+        r.path === '/apis/events.k8s.io/v1/namespaces/other/events' &&
+        r.body.reason === 'FailedCreate',
+    );
+    expect(event).toMatchObject({
+      status: 201,
+      body: { type: 'Warning', regarding: { kind: 'IngestJob', name: 'job-n' } },
+    });
+
+    // The chart's per-namespace opt-in renders the ServiceAccount first: the pods are made, the kubelet misses the ConfigMap.
+    fake.put('', 'serviceaccounts', { metadata: { name: 'argus-ingest-worker', namespace: 'other' } });
+    const job = jobName((await admin.get('IngestJob', 'other', 'job-n'))!);
+    fake.startPods('other', job);
+    const config = await statusWritten(
+      'other',
+      'job-n',
+      (s) => progressing(s)?.reason === 'CreateContainerConfigError',
+    );
+    expect(progressing(config.response.status).message).toMatch(
+      /configmap "argus-dataprep" not found.*Worker namespaces/,
+    );
+
+    fake.put('', 'configmaps', { metadata: { name: 'argus-dataprep', namespace: 'other' } });
+    fake.startPods('other', job);
+    await statusWritten('other', 'job-n', (s) => s.state === 'running');
+  });
+
+  it('worker pods pass PodSecurity "restricted" in a namespace that enforces it', async () => {
+    fake.put('', 'namespaces', {
+      metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
+    });
+    await start('op-a');
+    await fake.waitForRequest(INGESTJOBS_WATCH('op-a'));
+    await admin.create('IngestJob', newIngestJob('job-r', 'media', 2));
+    await stateWritten('job-r', 'pending');
+    const job = jobName((await admin.get('IngestJob', 'media', 'job-r'))!);
+    expect(fake.list('', 'events').map((e) => e.message)).toEqual([]);
+    expect(fake.podsOf('media', job)).toHaveLength(2);
+    fake.startPods('media', job);
+    await stateWritten('job-r', 'running');
   });
 
   it('a standby is ready, does not reconcile, and takes over when the leader stops (Lease released)', async () => {

@@ -94,6 +94,7 @@ export async function startOperator(env: Record<string, string | undefined>, log
           logger,
           registry,
           namespace: cluster.watchNamespace,
+          events: events.sink(),
         });
         controllersStarted = true;
       } catch (error) {

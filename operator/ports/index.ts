@@ -10,3 +10,4 @@ export type {
 export { AlreadyExistsError, ConflictError, InvalidError, NotFoundError } from './errors.js';
 export { updateStatusWithRetry } from './status-update.js';
 export type { ServiceControlPlane } from './control-plane.js';
+export type { EventSink, ResourceEvent } from './events.js';

@@ -21,8 +21,12 @@ export interface WorkloadSpec {
 
 /** What a workload is doing (a batch/v1 Job's status, or the embedded tasks'). */
 export interface WorkloadStatus {
-  /** Shards running now. */
+  /** Shards started and not finished, including those whose worker does not run yet (a Job's Pending pods). */
   active: number;
+  /** Shards whose worker really runs now (a Job's ready or running pods, the embedded tasks that run). */
+  ready: number;
+  /** Why no worker runs yet, when the driver can tell (no node fits, image pull, pod refused by admission, …). */
+  waiting?: { reason: string; message: string };
   /** Shards finished successfully. */
   succeeded: number;
   /** Failed attempts so far. */

@@ -1,11 +1,18 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { IngestJob } from '../../api/index.js';
-import { updateStatusWithRetry, type ResourceStore, type WorkloadDriver } from '../../ports/index.js';
+import {
+  updateStatusWithRetry,
+  type EventSink,
+  type ResourceEvent,
+  type ResourceStore,
+  type WorkloadDriver,
+} from '../../ports/index.js';
 import type { OperatorConfig } from '../../config.js';
 import type { Logger } from '../../../services/lib/log/index.js';
 import { KeyedQueue } from '../../../services/lib/keyed-queue/index.js';
-import { Controller, type ObjectKey } from '../runtime/controller.js';
+import { Controller, type ObjectKey, type ReconcileResult } from '../runtime/controller.js';
 import type { ControllerMetrics } from '../runtime/metrics.js';
+import { ingestJobEvents, workloadCreatedEvent } from './events.js';
 import { decideIngestJob, isTerminal, type IngestJobDecision } from './reconcile.js';
 import { planRetention } from './retention.js';
 import { ingestWorkload } from './workload.js';
@@ -18,8 +25,10 @@ export interface IngestJobControllerDeps {
   logger: Logger;
   metrics: ControllerMetrics;
   namespace?: string;
-  /** The clock (tests move it to check retention by age). */
+  /** The clock (tests move it to check retention by age and the pending deadline). */
   now?: () => Date;
+  /** Where the controller's Events go (the cluster's Events API); none embedded. */
+  events?: EventSink;
 }
 
 /** Longest wait between retention sweeps (clock changes, jobs whose expiry was not foreseen). */
@@ -90,27 +99,46 @@ export class IngestJobController {
     this.sweepTimer.unref();
   }
 
-  private async reconcile({ namespace, name }: ObjectKey): Promise<void> {
+  private async reconcile({ namespace, name }: ObjectKey): Promise<ReconcileResult | void> {
     const { store, driver, config, logger } = this.deps;
     const job = await store.get('IngestJob', namespace, name);
     if (!job || isTerminal(job)) return;
+    const pendingDeadlineSeconds = config.ingest.pendingDeadlineSeconds;
     let workload = await driver.inspect(job);
-    const first = decideIngestJob({ job, workload, now: this.timestamp() });
+    const first = decideIngestJob({ job, workload, now: this.timestamp(), pendingDeadlineSeconds });
     if (first.ensureWorkload && !workload) {
-      await driver.ensure(job, ingestWorkload(job, config));
+      const spec = ingestWorkload(job, config);
+      await driver.ensure(job, spec);
+      this.tell(job, workloadCreatedEvent(spec));
       workload = await driver.inspect(job);
     }
     let decision: IngestJobDecision = first;
+    let before = job.status ?? {};
     const written = await updateStatusWithRetry(store, 'IngestJob', namespace, name, (latest) => {
-      decision = decideIngestJob({ job: latest, workload, now: this.timestamp() });
-      return isDeepStrictEqual(decision.status, latest.status ?? {}) ? undefined : decision.status;
+      before = latest.status ?? {};
+      decision = decideIngestJob({ job: latest, workload, now: this.timestamp(), pendingDeadlineSeconds });
+      return isDeepStrictEqual(decision.status, before) ? undefined : decision.status;
     });
-    if (!written) return;
+    const requeue = decision.requeueAfterMs === undefined ? undefined : { requeueAfterMs: decision.requeueAfterMs };
+    if (!written) return requeue;
+    for (const event of ingestJobEvents(before, written.status ?? {})) this.tell(written, event);
     if (decision.removeWorkload) await driver.remove(written);
     if (isTerminal(written) && !isTerminal(job)) {
       logger.info('IngestJob finished', logFields(written));
       this.sweeps.enqueue('sweep');
     }
+    return requeue;
+  }
+
+  /** Records an Event about the job; a failure is logged, never a reason to reconcile again. */
+  private tell(job: IngestJob, event: ResourceEvent): void {
+    this.deps.events?.record(job, event).catch((error) =>
+      this.deps.logger.warn('could not record an IngestJob Event', {
+        job: `${job.metadata.namespace}/${job.metadata.name}`,
+        reason: event.reason,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
   }
 
   private timestamp(): string {

@@ -10,6 +10,8 @@ export interface IngestJobObservation {
   workload: WorkloadStatus | undefined;
   /** RFC 3339, second precision. */
   now: string;
+  /** How long a job may wait for its first worker unless its spec says (the operator's default). */
+  pendingDeadlineSeconds: number;
 }
 
 /** What the controller should make true. */
@@ -18,9 +20,14 @@ export interface IngestJobDecision {
   status: IngestJobStatus;
   /** Make the workload when there is none. */
   ensureWorkload: boolean;
-  /** Stop and remove the workload (cancelled before it got to work). */
+  /** Stop and remove the workload (cancelled, or no worker started before the pending deadline). */
   removeWorkload: boolean;
+  /** Decide again after this long even if nothing changes (the pending deadline; causes seen only by polling). */
+  requeueAfterMs?: number;
 }
+
+/** While pending, how often to look again for why the workers wait (a refused pod shows only as an Event). */
+export const PENDING_RECHECK_MS = 30_000;
 
 /** Message of items a cancellation skipped. */
 export const SKIPPED_BY_CANCEL = 'cancelled before the item was started';
@@ -34,7 +41,8 @@ export function isTerminal(job: IngestJob): boolean {
  * The IngestJob state machine, as a pure function of the job (spec, status with the workers' item results) and its
  * workload. Everything but the item results is derived here; see operator/README.md for the transition table.
  */
-export function decideIngestJob({ job, workload, now }: IngestJobObservation): IngestJobDecision {
+export function decideIngestJob(observation: IngestJobObservation): IngestJobDecision {
+  const { job, workload, now } = observation;
   const previous = job.status ?? {};
   if (isTerminal(job)) return { status: previous, ensureWorkload: false, removeWorkload: false };
 
@@ -44,7 +52,13 @@ export function decideIngestJob({ job, workload, now }: IngestJobObservation): I
   const missing = job.spec.items.map((_, i) => i).filter((i) => !results.has(i));
   const generation = job.metadata.generation;
 
-  const finish = finishing(missing.length, cancel, workload);
+  const started = results.size > 0 || (workload?.ready ?? 0) > 0 || previous.state === 'running';
+  const deadlineSeconds = job.spec.pendingDeadlineSeconds ?? observation.pendingDeadlineSeconds;
+  const created = Date.parse(job.metadata.creationTimestamp ?? now);
+  const pendingLeftMs = started || cancel ? undefined : created + deadlineSeconds * 1000 - Date.parse(now);
+  const expired = pendingLeftMs !== undefined && pendingLeftMs <= 0 ? { seconds: deadlineSeconds } : undefined;
+
+  const finish = finishing(missing.length, cancel, workload, expired);
   if (finish) {
     const final = new Map(results);
     for (const index of finish.fill ? missing : []) {
@@ -59,28 +73,34 @@ export function decideIngestJob({ job, workload, now }: IngestJobObservation): I
     const items = [...final.values()].sort((a, b) => a.index - b.index);
     const counts = countResults(items, total);
     const state = terminalState(counts, cancel);
-    const startTime = previous.startTime ?? workload?.startTime ?? (results.size > 0 ? now : undefined);
+    const startTime = previous.startTime ?? (started && !expired ? now : undefined);
     return {
       status: dropUndefined({
         ...previous,
         state,
         ...counts,
         items,
-        conditions: setConditions(previous.conditions, terminalConditions(state, counts, workload), now, generation),
+        conditions: setConditions(
+          previous.conditions,
+          terminalConditions(state, counts, workload, expired && waitingOf(workload)),
+          now,
+          generation,
+        ),
         observedGeneration: generation,
         startTime,
         completionTime: now,
       }),
       ensureWorkload: false,
-      removeWorkload: cancel && workload !== undefined && !workload.complete && !workload.failure,
+      removeWorkload:
+        (cancel || expired !== undefined) && workload !== undefined && !workload.complete && !workload.failure,
     };
   }
 
   const items = [...results.values()].sort((a, b) => a.index - b.index);
   const counts = countResults(items, total);
-  const started = results.size > 0 || (workload?.active ?? 0) > 0 || previous.state === 'running';
   const state: IngestState = started ? 'running' : 'pending';
-  const startTime = previous.startTime ?? (started ? (workload?.startTime ?? now) : undefined);
+  // The first decision that sees a worker run: a Job's own startTime is its first sync, often before any pod runs.
+  const startTime = previous.startTime ?? (started ? now : undefined);
   return {
     status: dropUndefined({
       ...previous,
@@ -98,7 +118,13 @@ export function decideIngestJob({ job, workload, now }: IngestJobObservation): I
     }),
     ensureWorkload: !cancel,
     removeWorkload: false,
+    ...(pendingLeftMs !== undefined ? { requeueAfterMs: Math.min(PENDING_RECHECK_MS, pendingLeftMs) } : {}),
   };
+}
+
+/** Why the workers wait, as the workload says, or that they simply have not started. */
+function waitingOf(workload: WorkloadStatus | undefined): { reason: string; message: string } {
+  return workload?.waiting ?? { reason: 'Pending', message: 'no worker has started' };
 }
 
 interface Counts {
@@ -120,11 +146,18 @@ function finishing(
   missing: number,
   cancel: boolean,
   workload: WorkloadStatus | undefined,
+  expired: { seconds: number } | undefined,
 ): { fill?: Fill } | undefined {
   if (missing === 0) return {};
   if (cancel) {
-    const idle = !workload || workload.complete || workload.failure || (workload.active === 0 && !workload.startTime);
+    // No worker runs now, so none will write another result: a Job's startTime or Pending pods do not count.
+    const idle = !workload || workload.complete || workload.failure || workload.ready === 0;
     return idle ? { fill: { status: 'skipped', message: SKIPPED_BY_CANCEL } } : undefined;
+  }
+  if (expired) {
+    const why = waitingOf(workload);
+    const message = `not processed: no worker started within ${expired.seconds} s (${why.reason}): ${why.message}`;
+    return { fill: { status: 'error', message } };
   }
   if (workload?.failure) {
     const message = `not processed: the job's workers failed and were not retried again (${workload.failure.reason}): ${workload.failure.message}`;
@@ -174,7 +207,14 @@ function activeConditions(
         message: 'cancellation requested: the workers stop before their next item',
       }
     : state === 'pending'
-      ? { type: 'Progressing', status: 'True', reason: 'Pending', message: 'waiting for a worker to start' }
+      ? workload?.waiting
+        ? {
+            type: 'Progressing',
+            status: 'True',
+            reason: workload.waiting.reason,
+            message: `the workers cannot start yet: ${workload.waiting.message}`,
+          }
+        : { type: 'Progressing', status: 'True', reason: 'Pending', message: 'waiting for a worker to start' }
       : { type: 'Progressing', status: 'True', reason: 'Running', message: `${counts.progress} items done` };
   let degraded: DesiredCondition = {
     type: 'Degraded',
@@ -213,8 +253,18 @@ function terminalConditions(
   state: IngestState,
   counts: Counts,
   workload: WorkloadStatus | undefined,
+  expiredWaiting: { reason: string; message: string } | undefined,
 ): DesiredCondition[] {
   const summary = `${counts.completed} succeeded, ${counts.failed} failed, ${counts.skipped} skipped of ${counts.total}`;
+  if (expiredWaiting) {
+    // Ready and Progressing say the deadline passed; Degraded names what the workers waited for.
+    const message = `${summary}: no worker started before the pending deadline (${expiredWaiting.reason}): ${expiredWaiting.message}`;
+    return [
+      { type: 'Ready', status: 'False', reason: 'PendingDeadlineExceeded', message },
+      { type: 'Progressing', status: 'False', reason: 'PendingDeadlineExceeded', message },
+      { type: 'Degraded', status: 'True', reason: expiredWaiting.reason, message },
+    ];
+  }
   const reason = {
     completed: 'Completed',
     completed_with_errors: 'CompletedWithErrors',

@@ -55,7 +55,7 @@ describe('EmbeddedWorkloadDriver', () => {
     const owner = job('job-a');
     await driver.ensure(owner, spec({ completions: 4, parallelism: 2 }));
     await running.promise;
-    expect(await driver.inspect(owner)).toMatchObject({ active: 2, succeeded: 0, complete: false });
+    expect(await driver.inspect(owner)).toMatchObject({ active: 2, ready: 2, succeeded: 0, complete: false });
     expect(started.map((c) => c.index)).toEqual([0, 1]);
     gates.get(0)!.resolve();
     await until(driver, owner, (s) => s?.active === 2 && s.succeeded === 1);
@@ -119,7 +119,14 @@ describe('EmbeddedWorkloadDriver', () => {
     const driver = new EmbeddedWorkloadDriver();
     const owner = job('job-a');
     await driver.ensure(owner, spec());
-    expect(await driver.inspect(owner)).toEqual({ active: 0, succeeded: 0, failed: 0, complete: false });
+    expect(await driver.inspect(owner)).toEqual({
+      active: 0,
+      ready: 0,
+      succeeded: 0,
+      failed: 0,
+      complete: false,
+      waiting: { reason: 'WorkerNotRegistered', message: 'no worker named "ingest" is registered in this process' },
+    });
     driver.register('ingest', async () => undefined);
     expect(await until(driver, owner, (s) => !!s?.complete)).toMatchObject({ succeeded: 3 });
     await driver.close();

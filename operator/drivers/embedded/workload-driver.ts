@@ -79,8 +79,19 @@ export class EmbeddedWorkloadDriver implements WorkloadDriver {
   async inspect(owner: AnyResource): Promise<WorkloadStatus | undefined> {
     const workload = this.workloads.get(keyOf(owner));
     if (!workload || workload.uid !== owner.metadata.uid) return undefined;
+    const registered = this.workers.has(workload.spec.worker);
     return {
       active: workload.active,
+      // A task runs its worker as soon as it starts: every active shard is a running worker.
+      ready: workload.active,
+      ...(registered || workload.succeeded === workload.spec.completions
+        ? {}
+        : {
+            waiting: {
+              reason: 'WorkerNotRegistered',
+              message: `no worker named "${workload.spec.worker}" is registered in this process`,
+            },
+          }),
       succeeded: workload.succeeded,
       failed: workload.failed,
       complete: workload.succeeded === workload.spec.completions,

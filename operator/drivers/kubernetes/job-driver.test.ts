@@ -126,29 +126,83 @@ describe('JobWorkloadDriver at the HTTP boundary', () => {
     await expect(limited.ensure(owner, SPEC)).rejects.toThrow(/403 Forbidden/);
   });
 
-  it('inspects: none, running, complete, failed with retries exhausted', async () => {
+  it('inspects: none, pending pods (not running), why they wait, running, complete, failed with retries exhausted', async () => {
+    fake.put('', 'serviceaccounts', { metadata: { name: 'argus-ingest-worker', namespace: 'media' } });
+    fake.put('', 'configmaps', { metadata: { name: 'argus-dataprep', namespace: 'media' } });
+    fake.put('', 'secrets', { metadata: { name: 'argus-dataprep', namespace: 'media' } });
     expect(await driver.inspect(owner)).toBeUndefined();
     await driver.ensure(owner, SPEC);
     const name = jobName(owner);
-    expect(await driver.inspect(owner)).toEqual({ active: 0, succeeded: 0, failed: 0, complete: false });
-    fake.setJobStatus('media', name, { active: 2, failed: 1, startTime: '2026-11-23T19:00:00Z' });
+    // The Job controller started the Job and made 2 pods (parallelism): active, but no worker runs.
     expect(await driver.inspect(owner)).toEqual({
       active: 2,
+      ready: 0,
       succeeded: 0,
-      failed: 1,
+      failed: 0,
       complete: false,
-      startTime: '2026-11-23T19:00:00.000Z',
+      startTime: expect.any(String),
     });
-    fake.setJobStatus('media', name, {
-      succeeded: 3,
-      conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: '2026-11-23T19:05:00Z' }],
+    fake.unschedulablePods('media', name, '0/3 nodes are available: 3 Insufficient nvidia.com/gpu.');
+    expect((await driver.inspect(owner))?.waiting).toEqual({
+      reason: 'Unschedulable',
+      message: '0/3 nodes are available: 3 Insufficient nvidia.com/gpu.',
     });
+    fake.imagePullFails('media', name, 'ImagePullBackOff', 'Back-off pulling image "ghcr.io/argus/argus:1.0.0"');
+    expect((await driver.inspect(owner))?.waiting).toEqual({
+      reason: 'ImagePullBackOff',
+      message: 'Back-off pulling image "ghcr.io/argus/argus:1.0.0"',
+    });
+    fake.startPods('media', name);
+    expect(await driver.inspect(owner)).toMatchObject({ active: 2, ready: 2 });
+    expect((await driver.inspect(owner))?.waiting).toBeUndefined();
+    fake.finishPods('media', name, 'Succeeded');
+    fake.startPods('media', name);
+    fake.finishPods('media', name, 'Succeeded');
     expect(await driver.inspect(owner)).toMatchObject({ succeeded: 3, complete: true });
-    fake.failJobPastBackoffLimit('media', name, 5);
+  });
+
+  it('inspects a Job whose pods are refused: FailedCreate with the API message and the opt-in hint', async () => {
+    await driver.ensure(owner, SPEC);
+    const status = await driver.inspect(owner);
+    expect(status).toMatchObject({ active: 0, ready: 0, startTime: expect.any(String) });
+    expect(status?.waiting?.reason).toBe('FailedCreate');
+    expect(status?.waiting?.message).toMatch(
+      /^Error creating: pods "ingestjob-job-a-0-[a-z0-9]{5}" is forbidden: error looking up service account media\/argus-ingest-worker: serviceaccount "argus-ingest-worker" not found \(see "Worker namespaces" in operator\/README.md/,
+    );
+  });
+
+  it('worker pods pass PodSecurity "restricted": read-only root, non-root, no capabilities, RuntimeDefault seccomp', async () => {
+    fake.put('', 'namespaces', {
+      metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
+    });
+    fake.put('', 'serviceaccounts', { metadata: { name: 'argus-ingest-worker', namespace: 'media' } });
+    await driver.ensure(owner, SPEC);
+    expect(fake.list('', 'events')).toEqual([]);
+    const [pod] = fake.podsOf('media', jobName(owner));
+    expect(pod.spec.containers[0].securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(pod.spec.containers[0].volumeMounts.map((m: { mountPath: string }) => m.mountPath)).toEqual([
+      '/tmp',
+      '/var/lib/argus/data',
+      '/var/lib/argus/models',
+    ]);
+  });
+
+  it('fails a Job past its back-off limit as the Job controller does', async () => {
+    fake.put('', 'serviceaccounts', { metadata: { name: 'argus-ingest-worker', namespace: 'media' } });
+    await driver.ensure(owner, SPEC);
+    const name = jobName(owner);
+    for (let round = 0; round < 3 && !(await driver.inspect(owner))?.failure; round++) {
+      fake.startPods('media', name);
+      fake.finishPods('media', name, 'Failed');
+    }
     const failed = await driver.inspect(owner);
     expect(failed?.complete).toBe(false);
     expect(failed?.failure?.reason).toBe('BackoffLimitExceeded');
-    expect(failed?.failure?.message).toMatch(/failed 5 times.*back-off limit of 4/);
+    expect(failed?.failure?.message).toMatch(/failed 6 times.*back-off limit of 4/);
   });
 
   it('removes with propagationPolicy Background (no orphaned pods); removing nothing is no error', async () => {
@@ -184,15 +238,15 @@ describe('JobWorkloadDriver at the HTTP boundary', () => {
     const complete = new Promise<void>((r) => (resolveSeen = r));
     const stop = driver.onChange((o) => {
       seen.push(`${o.kind} ${o.namespace}/${o.name}`);
-      if (seen.length === 2) resolveSeen();
+      if (seen.length >= 2) resolveSeen();
     });
     await fake.waitForRequest((r) => r.path === '/apis/batch/v1/jobs' && r.query.watch === 'true');
     // Not the operator's: no owner to tell.
     fake.put('batch', 'jobs', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'other', namespace: 'media' } });
+    fake.put('', 'serviceaccounts', { metadata: { name: 'argus-ingest-worker', namespace: 'media' } });
     await driver.ensure(owner, SPEC);
-    fake.setJobStatus('media', jobName(owner), { succeeded: 3 });
     await complete;
-    expect(seen).toEqual(['IngestJob media/job-a', 'IngestJob media/job-a']);
+    expect(new Set(seen)).toEqual(new Set(['IngestJob media/job-a']));
     const watch = fake.requests.find((r) => r.query.watch === 'true')!;
     expect(watch.query.labelSelector).toBe('app.kubernetes.io/managed-by=argus-operator');
     stop();

@@ -1,9 +1,10 @@
-import { BatchV1Api, type KubeConfig, type V1Job } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, type KubeConfig, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { API_VERSION, RESOURCES, type AnyResource, type KindName } from '../../api/index.js';
 import type { WorkloadDriver, WorkloadOwner, WorkloadSpec, WorkloadStatus } from '../../ports/index.js';
 import { statusCode, toStoreError } from './api-errors.js';
 import { RestartingInformer, type RestartBackoff } from './informer.js';
 import { buildJob, jobName, MANAGED_BY, type WorkerPodTemplate } from './job-manifest.js';
+import { lastFailedCreate, podActive, whyPodsWait } from './workers-waiting.js';
 
 /** Options of the Job driver besides the pod template. */
 export interface JobWorkloadDriverOptions {
@@ -38,6 +39,7 @@ export function workloadStatus(job: V1Job): WorkloadStatus {
   const startTime = job.status?.startTime;
   return {
     active: job.status?.active ?? 0,
+    ready: job.status?.ready ?? 0,
     succeeded: job.status?.succeeded ?? 0,
     failed: job.status?.failed ?? 0,
     complete: condition(job, 'Complete') !== undefined,
@@ -62,8 +64,9 @@ export function workloadStatus(job: V1Job): WorkloadStatus {
  */
 export class JobWorkloadDriver implements WorkloadDriver {
   private readonly api: BatchV1Api;
+  private readonly core: CoreV1Api;
   private readonly listeners = new Set<(owner: WorkloadOwner) => void>();
-  private informer?: RestartingInformer<V1Job>;
+  private informers?: [RestartingInformer<V1Job>, RestartingInformer<V1Pod>];
 
   constructor(
     private readonly config: KubeConfig,
@@ -71,43 +74,76 @@ export class JobWorkloadDriver implements WorkloadDriver {
     private readonly options: JobWorkloadDriverOptions = {},
   ) {
     this.api = config.makeApiClient(BatchV1Api);
+    this.core = config.makeApiClient(CoreV1Api);
   }
 
   /**
-   * Tells `listener` of every change of a Job this operator made (its pods starting, succeeding, failing; the Job
-   * completing or failing), so a controller reconciles the owner at once instead of at its next resync. The first
-   * listener starts a watch on the operator's Jobs (by label); the last one to leave stops it.
+   * Tells `listener` of every change of a Job this operator made (the Job completing or failing, its counts) and of
+   * its pods (scheduled or not, an image that cannot be pulled, a worker running), so a controller reconciles the
+   * owner at once instead of at its next resync. The first listener starts watches on the operator's Jobs and pods
+   * (by label); the last one to leave stops them.
    */
   onChange(listener: (owner: WorkloadOwner) => void): () => void {
     this.listeners.add(listener);
-    if (!this.informer) {
+    if (!this.informers) {
       const ns = this.options.watchNamespace;
       const labelSelector = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
-      const tell = (job: V1Job) => {
-        const owner = ownerOf(job);
+      const where = ns ? `/namespaces/${encodeURIComponent(ns)}` : '';
+      const tell = (owner: WorkloadOwner | undefined) => {
         if (owner) for (const l of this.listeners) l(owner);
       };
-      this.informer = new RestartingInformer<V1Job>(
-        this.config,
-        ns ? `/apis/batch/v1/namespaces/${encodeURIComponent(ns)}/jobs` : '/apis/batch/v1/jobs',
-        () =>
-          ns
-            ? this.api.listNamespacedJob({ namespace: ns, labelSelector })
-            : this.api.listJobForAllNamespaces({ labelSelector }),
-        { added: tell, modified: tell, deleted: tell, failed: (error) => this.options.onWatchError?.(error) },
-        {
-          timeoutSeconds: 300,
-          backoff: this.options.restartBackoff ?? { baseMs: 200, maxMs: 30_000 },
-          labelSelector,
-        },
-      );
-      void this.informer.start();
+      // A pod names its Job by label; the Job names its owner.
+      const jobOwners = new Map<string, WorkloadOwner>();
+      const onJob = (job: V1Job) => {
+        const owner = ownerOf(job);
+        if (owner) jobOwners.set(`${job.metadata?.namespace}/${job.metadata?.name}`, owner);
+        tell(owner);
+      };
+      const onPod = (pod: V1Pod) =>
+        tell(jobOwners.get(`${pod.metadata?.namespace}/${pod.metadata?.labels?.['batch.kubernetes.io/job-name']}`));
+      const failed = (error: unknown) => this.options.onWatchError?.(error);
+      const options = {
+        timeoutSeconds: 300,
+        backoff: this.options.restartBackoff ?? { baseMs: 200, maxMs: 30_000 },
+        labelSelector,
+      };
+      this.informers = [
+        new RestartingInformer<V1Job>(
+          this.config,
+          `/apis/batch/v1${where}/jobs`,
+          () =>
+            ns
+              ? this.api.listNamespacedJob({ namespace: ns, labelSelector })
+              : this.api.listJobForAllNamespaces({ labelSelector }),
+          {
+            added: onJob,
+            modified: onJob,
+            deleted: (job) => {
+              jobOwners.delete(`${job.metadata?.namespace}/${job.metadata?.name}`);
+              tell(ownerOf(job));
+            },
+            failed,
+          },
+          options,
+        ),
+        new RestartingInformer<V1Pod>(
+          this.config,
+          `/api/v1${where}/pods`,
+          () =>
+            ns
+              ? this.core.listNamespacedPod({ namespace: ns, labelSelector })
+              : this.core.listPodForAllNamespaces({ labelSelector }),
+          { added: onPod, modified: onPod, deleted: onPod, failed },
+          options,
+        ),
+      ];
+      for (const informer of this.informers) void informer.start();
     }
     return () => {
       this.listeners.delete(listener);
-      if (this.listeners.size > 0 || !this.informer) return;
-      void this.informer.stop();
-      this.informer = undefined;
+      if (this.listeners.size > 0 || !this.informers) return;
+      for (const informer of this.informers) void informer.stop();
+      this.informers = undefined;
     };
   }
 
@@ -127,9 +163,29 @@ export class JobWorkloadDriver implements WorkloadDriver {
     }
   }
 
+  /**
+   * The Job's status; while no worker runs (`ready` 0, not finished) also its pods and Events, because `active`
+   * counts Pending pods and a refused pod shows only as a FailedCreate Event: a Running pod counts as ready (the
+   * Job's status may lag), else `waiting` says what the pods wait for.
+   */
   async inspect(owner: AnyResource): Promise<WorkloadStatus | undefined> {
     const job = await this.read(owner);
-    return job && workloadStatus(job);
+    if (!job) return undefined;
+    const status = workloadStatus(job);
+    if (status.ready > 0 || status.complete || status.failure) return status;
+    const { namespace } = owner.metadata;
+    const selector = Object.entries(job.spec?.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
+    const pods = selector.length
+      ? (await this.core.listNamespacedPod({ namespace, labelSelector: selector.join(',') })).items
+      : [];
+    const running = pods.filter((p) => podActive(p) && p.status?.phase === 'Running').length;
+    if (running > 0) return { ...status, ready: running };
+    let waiting = whyPodsWait(pods);
+    if (!waiting && !pods.some(podActive)) {
+      const fieldSelector = `involvedObject.uid=${job.metadata!.uid}`;
+      waiting = lastFailedCreate((await this.core.listNamespacedEvent({ namespace, fieldSelector })).items);
+    }
+    return waiting ? { ...status, waiting } : status;
   }
 
   async remove(owner: AnyResource): Promise<void> {

@@ -54,6 +54,20 @@ export function jobLabels(owner: AnyResource, worker: string): Record<string, st
   };
 }
 
+/** uid and gid of worker processes (the image's unprivileged user, as the chart's pods use). */
+export const WORKER_UID = 10001;
+
+/**
+ * Writable places of a worker on its read-only root filesystem (emptyDir volumes): /tmp (temporary files, HOME for
+ * tools that write under it), the data directory (dataprep's temporary media, local state) and the models directory
+ * (the models imported at start).
+ */
+const WRITABLE_DIRS = [
+  { name: 'tmp', mountPath: '/tmp' },
+  { name: 'data', mountPath: '/var/lib/argus/data' },
+  { name: 'models', mountPath: '/var/lib/argus/models' },
+];
+
 /**
  * The indexed batch/v1 Job running a resource's workload: owned by the resource (controller, blocking deletion,
  * same namespace) so that deleting the resource collects it; each pod runs `argus worker <name>` on its share
@@ -87,6 +101,15 @@ export function buildJob(owner: AnyResource, spec: WorkloadSpec, pod: WorkerPodT
         metadata: { labels },
         spec: {
           restartPolicy: 'Never',
+          // PodSecurity "restricted": non-root with numeric ids, RuntimeDefault seccomp (see the container's part).
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: WORKER_UID,
+            runAsGroup: WORKER_UID,
+            fsGroup: WORKER_UID,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          volumes: WRITABLE_DIRS.map(({ name }) => ({ name, emptyDir: {} })),
           ...(pod.serviceAccountName ? { serviceAccountName: pod.serviceAccountName } : {}),
           ...(Object.keys(pod.nodeSelector).length ? { nodeSelector: pod.nodeSelector } : {}),
           ...(pod.tolerations.length ? { tolerations: pod.tolerations } : {}),
@@ -106,6 +129,17 @@ export function buildJob(owner: AnyResource, spec: WorkloadSpec, pod: WorkerPodT
               ],
               ...(Object.keys(pod.resources).length ? { resources: pod.resources } : {}),
               ...(pod.envFrom.length ? { envFrom: pod.envFrom } : {}),
+              env: [
+                { name: 'ARGUS_DATA_DIR', value: '/var/lib/argus/data' },
+                { name: 'ARGUS_MODELS_DIR', value: '/var/lib/argus/models' },
+                { name: 'HOME', value: '/tmp' },
+              ],
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
+              volumeMounts: WRITABLE_DIRS,
             },
           ],
         },

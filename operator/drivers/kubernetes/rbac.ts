@@ -22,6 +22,11 @@ export const OPERATOR_RULES: PolicyRule[] = [
   { apiGroups: [GROUP], resources: ['ingestjobs/status'], verbs: ['update'] },
   { apiGroups: [GROUP], resources: ['ingestjobs/finalizers'], verbs: ['update'] },
   { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list', 'watch', 'delete'] },
+  // Why workers wait: the Job driver watches its pods and reads the FailedCreate Events of a Job without pods.
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['list'] },
+  // The IngestJob controller's Events; a repeat updates the Event's series.
+  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'update'] },
 ];
 
 /**

@@ -3,7 +3,7 @@
  * garbage collector's job) for the resources the operator touches, with the rules of
  * `shared/design/KUBERNETES.md` that an easy fake lets slip. It records every request so tests assert what was sent.
  */
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { EventEmitter, once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +14,14 @@ import { API_VERSION, GROUP, RESOURCES, VERSION, schemaProblems, type KindName }
 import { toCustomResourceDefinition } from '../../../api/crd.js';
 import { valueProblems } from '../../../api/crd-validation.js';
 import { authorize, type FakeIdentity, type RequestAttributes } from './fake-rbac.js';
+import {
+  COMPLETION_INDEX,
+  CONTROLLER_UID,
+  syncJob,
+  TRACKING_FINALIZER,
+  type JobControllerCluster,
+} from './job-controller.js';
+import { podSecurityViolation } from './pod-security.js';
 
 /** A kind the fake serves. */
 interface ResourceType {
@@ -173,7 +181,7 @@ const EVENTS: ResourceType = {
   statusSubresource: false,
   generation: false,
   unconditionalUpdate: true,
-  validate(event) {
+  validate(event, old) {
     const time = event.eventTime;
     if (typeof time !== 'string' || !MICRO_TIME.test(time)) {
       const fraction = /(\.\d*)?(Z|[+-]\d{2}:\d{2})?$/.exec(String(time))?.[0] ?? '';
@@ -189,6 +197,16 @@ const EVENTS: ResourceType = {
     if (!['Normal', 'Warning'].includes(event.type)) problems.push('type: Unsupported value');
     if (Buffer.byteLength(event.note ?? '') > 1024) problems.push('note: Too long: may not be longer than 1024');
     if (!event.regarding?.kind || !event.regarding?.name) problems.push('regarding: Required value');
+    if (event.series) {
+      if (!(event.series.count >= 2)) problems.push('series.count: Invalid value: should be at least 2');
+      if (!MICRO_TIME.test(event.series.lastObservedTime ?? ''))
+        problems.push('series.lastObservedTime: Required value');
+    }
+    // An update may move the series only: what the Event says is immutable.
+    for (const field of ['regarding', 'reason', 'note', 'type', 'action', 'reportingController', 'eventTime']) {
+      if (old && !isDeepStrictEqual(old[field], event[field]))
+        problems.push(`${field}: Invalid value: field is immutable`);
+    }
     return problems.length ? invalid(problems.join('; ')) : undefined;
   },
 };
@@ -254,7 +272,74 @@ const JOBS: ResourceType = {
   },
 };
 
-const TYPES: ResourceType[] = [...(Object.keys(RESOURCES) as KindName[]).map(customResourceType), JOBS, LEASES, EVENTS];
+/** The labels the API server adds to a Job's pod template and selects its pods by (manualSelector unset). */
+function defaultJobSelector(job: any): void {
+  const labels = {
+    [CONTROLLER_UID]: job.metadata.uid,
+    'batch.kubernetes.io/job-name': job.metadata.name,
+    'controller-uid': job.metadata.uid,
+    'job-name': job.metadata.name,
+  };
+  job.spec.selector = { matchLabels: { [CONTROLLER_UID]: job.metadata.uid } };
+  job.spec.template.metadata = {
+    ...job.spec.template.metadata,
+    labels: { ...job.spec.template.metadata?.labels, ...labels },
+  };
+  job.spec.suspend ??= false;
+}
+
+/** A core/v1 kind the fake stores without rules of its own. */
+function coreType(plural: string, kind: string, statusSubresource = false): ResourceType {
+  return {
+    group: '',
+    version: 'v1',
+    plural,
+    kind,
+    statusSubresource,
+    generation: false,
+    unconditionalUpdate: true,
+    validate: () => undefined,
+  };
+}
+
+const PODS: ResourceType = {
+  ...coreType('pods', 'Pod', true),
+  validate(pod) {
+    const containers = pod.spec?.containers;
+    return Array.isArray(containers) && containers.length ? undefined : invalid('spec.containers: Required value');
+  },
+};
+/** core/v1 Events: what the Job controller records (FailedCreate), counted by the event correlator. */
+const CORE_EVENTS = coreType('events', 'Event');
+/** Namespaces are cluster-scoped: stored under the empty namespace. */
+const NAMESPACES = coreType('namespaces', 'Namespace');
+
+/** Field labels a list may select by, per kind (anything else is refused with 400, as the real server does). */
+const FIELD_LABELS: Record<string, string[]> = {
+  '/events': [
+    'involvedObject.kind',
+    'involvedObject.namespace',
+    'involvedObject.name',
+    'involvedObject.uid',
+    'involvedObject.apiVersion',
+    'reason',
+    'type',
+  ],
+  '/pods': ['spec.nodeName', 'status.phase'],
+};
+
+const TYPES: ResourceType[] = [
+  ...(Object.keys(RESOURCES) as KindName[]).map(customResourceType),
+  JOBS,
+  LEASES,
+  EVENTS,
+  PODS,
+  CORE_EVENTS,
+  NAMESPACES,
+  coreType('serviceaccounts', 'ServiceAccount'),
+  coreType('configmaps', 'ConfigMap'),
+  coreType('secrets', 'Secret'),
+];
 
 function typeKey(t: { group: string; plural: string }): string {
   return `${t.group}/${t.plural}`;
@@ -317,6 +402,9 @@ export class FakeApiServer {
   private readonly watches = new Set<OpenWatch>();
   private readonly interceptors: Interceptor[] = [];
   private readonly events = new EventEmitter();
+  /** Jobs the Job controller model still has to sync, and whether it is syncing now. */
+  private readonly jobSyncs = new Set<string>();
+  private syncingJobs = false;
   private rv = 1000;
   /** Watches from a resourceVersion below this get 410 Gone. */
   private compactedBelow = 0;
@@ -393,7 +481,7 @@ export class FakeApiServer {
   /** Writes an object as another client would (kubectl, the Job controller): server fields set, watchers told. */
   put(group: string, plural: string, object: any): any {
     const type = this.type(group, plural);
-    const ns = object.metadata.namespace;
+    const ns = object.metadata.namespace ?? '';
     const key = `${group}/${plural}/${ns}/${object.metadata.name}`;
     const old = this.objects.get(key);
     const next = clone(object);
@@ -406,27 +494,92 @@ export class FakeApiServer {
     return this.store(type, key, next, old ? 'MODIFIED' : 'ADDED');
   }
 
-  /** Sets a Job's status, as the Job controller would. */
-  setJobStatus(namespace: string, name: string, jobStatus: any): void {
-    const job = this.get('batch', 'jobs', namespace, name);
-    if (!job) throw new Error(`no job ${namespace}/${name}`);
-    this.put('batch', 'jobs', { ...job, status: jobStatus });
+  /** The pods of a Job (its controller's uid), by completion index. */
+  podsOf(namespace: string, job: string): any[] {
+    const owner = this.objects.get(`batch/jobs/${namespace}/${job}`);
+    if (!owner) throw new Error(`no job ${namespace}/${job}`);
+    return this.jobPods(owner)
+      .map(clone)
+      .sort((a, b) => Number(a.metadata.labels?.[COMPLETION_INDEX]) - Number(b.metadata.labels?.[COMPLETION_INDEX]));
   }
 
-  /** Marks a Job failed as the Job controller does once its pods failed `failed` times, past the back-off limit. */
-  failJobPastBackoffLimit(namespace: string, name: string, failed: number): void {
-    this.setJobStatus(namespace, name, {
-      failed,
-      conditions: [
-        { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded' },
-        {
-          type: 'Failed',
-          status: 'True',
-          reason: 'BackoffLimitExceeded',
-          message: 'Job has reached the specified backoff limit',
-        },
-      ],
+  /**
+   * The scheduler places the Job's pending pods and the kubelet starts them: each runs and is Ready, unless a
+   * ConfigMap or Secret its environment comes from is missing in its namespace; then, as the kubelet does, the pod is
+   * scheduled but its container waits with CreateContainerConfigError (`configmap "x" not found`).
+   */
+  startPods(namespace: string, job: string): void {
+    const now = rfc3339();
+    this.setPodStatuses(namespace, job, (pod) => {
+      const missing = missingConfig(pod, (plural, name) => this.objects.has(`/${plural}/${namespace}/${name}`));
+      if (missing) return scheduledWaiting(pod, 'CreateContainerConfigError', missing, now);
+      return {
+        phase: 'Running',
+        startTime: now,
+        conditions: podConditions(now, { scheduled: true, ready: true }),
+        containerStatuses: pod.spec.containers.map((c: any) => ({
+          name: c.name,
+          image: c.image,
+          ready: true,
+          started: true,
+          restartCount: 0,
+          state: { running: { startedAt: now } },
+        })),
+      };
     });
+  }
+
+  /** The scheduler finds no node for the Job's pending pods: PodScheduled=False, reason Unschedulable. */
+  unschedulablePods(namespace: string, job: string, message: string): void {
+    const now = rfc3339();
+    this.setPodStatuses(namespace, job, () => ({
+      phase: 'Pending',
+      conditions: [
+        { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastTransitionTime: now },
+      ],
+    }));
+  }
+
+  /** The kubelet cannot pull the image of the Job's pending pods: containers wait with `reason` (ErrImagePull, …). */
+  imagePullFails(namespace: string, job: string, reason: string, message: string): void {
+    const now = rfc3339();
+    this.setPodStatuses(namespace, job, (pod) => scheduledWaiting(pod, reason, message, now));
+  }
+
+  /** The containers of the Job's active pods (or of those with these indexes) exit: Succeeded (0) or Failed (1). */
+  finishPods(namespace: string, job: string, phase: 'Succeeded' | 'Failed', indexes?: number[]): void {
+    const now = rfc3339();
+    this.setPodStatuses(
+      namespace,
+      job,
+      (pod) => ({
+        ...pod.status,
+        phase,
+        conditions: podConditions(now, { scheduled: true, ready: false }),
+        containerStatuses: pod.spec.containers.map((c: any) => ({
+          name: c.name,
+          image: c.image,
+          ready: false,
+          started: false,
+          restartCount: 0,
+          state: {
+            terminated: {
+              exitCode: phase === 'Succeeded' ? 0 : 1,
+              reason: phase === 'Succeeded' ? 'Completed' : 'Error',
+              finishedAt: now,
+            },
+          },
+        })),
+      }),
+      indexes,
+    );
+  }
+
+  /** Sets `spec.suspend` of a Job, as `kubectl patch` would; the Job controller then acts on it. */
+  suspendJob(namespace: string, name: string, suspend: boolean): void {
+    const job = this.get('batch', 'jobs', namespace, name);
+    if (!job) throw new Error(`no job ${namespace}/${name}`);
+    this.put('batch', 'jobs', { ...job, spec: { ...job.spec, suspend } });
   }
 
   /** Deletes an object as another client would (cascading to its dependents). */
@@ -591,8 +744,21 @@ export class FakeApiServer {
     });
     const fail = (problem: Problem) => ({ code: problem.code, body: status(problem, { name: route.name }) });
     switch (verb) {
-      case 'list':
-        return { code: 200, body: this.listBody(type, ns, req.query.labelSelector) };
+      case 'list': {
+        const fields = req.query.fieldSelector;
+        const allowed = ['metadata.name', 'metadata.namespace', ...(FIELD_LABELS[typeKey(type)] ?? [])];
+        const unknown = (fields ? fields.split(',') : []).map((t) => t.split('=')[0]).find((f) => !allowed.includes(f));
+        if (unknown) {
+          return fail({
+            code: 400,
+            reason: 'BadRequest',
+            message: `"${unknown}" is not a known field selector: only "${allowed.join('", "')}"`,
+          });
+        }
+        const body = this.listBody(type, ns, req.query.labelSelector);
+        const items = body.items.filter((o) => selectsFields(fields, o));
+        return { code: 200, body: { ...body, items } };
+      }
       case 'watch':
         this.openWatch(type, ns, req.query, res);
         return undefined;
@@ -607,34 +773,9 @@ export class FakeApiServer {
         if (req.contentType !== 'application/json') {
           return fail({ code: 415, reason: 'UnsupportedMediaType', message: `unsupported ${req.contentType}` });
         }
-        const prepared = this.prepare(type, body, ns, req.query, rules);
-        if ('code' in prepared) return fail(prepared);
-        const object = prepared.object;
-        const name = object.metadata.name;
-        const createKey = `${typeKey(type)}/${ns}/${name}`;
-        if (this.objects.has(createKey)) {
-          return {
-            code: 409,
-            body: status(
-              { code: 409, reason: 'AlreadyExists', message: `${type.plural}.${type.group} "${name}" already exists` },
-              { name, group: type.group, kind: type.plural },
-            ),
-          };
-        }
-        if (object.metadata.resourceVersion) return fail(invalid('metadata.resourceVersion: must be empty on create'));
-        if (type.statusSubresource) delete object.status;
-        const problem = type.validate(object, undefined);
-        if (problem) return fail(problem);
-        object.metadata = {
-          ...object.metadata,
-          namespace: ns,
-          uid: randomUUID(),
-          creationTimestamp: rfc3339(),
-          ...(type.generation ? { generation: 1 } : {}),
-        };
-        const stored = this.store(type, createKey, object, 'ADDED');
-        this.collectIfOrphaned(type, createKey, stored);
-        return { code: 201, body: stored };
+        const created = this.create(type, ns, body, req.query, rules);
+        if ('code' in created) return fail(created);
+        return { code: 201, body: created.object };
       }
       case 'update': {
         const old = this.objects.get(key);
@@ -706,6 +847,59 @@ export class FakeApiServer {
     }
   }
 
+  /** Creates an object as the create endpoint does (validation, defaults, admission): the stored object or the refusal. */
+  private create(
+    type: ResourceType,
+    ns: string,
+    body: any,
+    query: Record<string, string>,
+    rules: FakeIdentity,
+  ): { object: any } | Problem {
+    const prepared = this.prepare(type, body, ns, query, rules);
+    if ('code' in prepared) return prepared;
+    const object = prepared.object;
+    const name = object.metadata.name;
+    const createKey = `${typeKey(type)}/${ns}/${name}`;
+    if (this.objects.has(createKey)) {
+      return { code: 409, reason: 'AlreadyExists', message: `${type.plural}.${type.group} "${name}" already exists` };
+    }
+    if (object.metadata.resourceVersion) return invalid('metadata.resourceVersion: must be empty on create');
+    if (type.statusSubresource) delete object.status;
+    const problem = type.validate(object, undefined);
+    if (problem) return problem;
+    object.metadata = {
+      ...object.metadata,
+      namespace: ns,
+      uid: randomUUID(),
+      creationTimestamp: rfc3339(),
+      ...(type.generation ? { generation: 1 } : {}),
+    };
+    if (type === JOBS) defaultJobSelector(object);
+    if (type === PODS) {
+      const refused = this.admitPod(object);
+      if (refused) return { code: 403, reason: 'Forbidden', message: refused };
+      // A new pod waits for the scheduler: Pending, no conditions (see startPods and its siblings).
+      object.status = { phase: 'Pending' };
+    }
+    const stored = this.store(type, createKey, object, 'ADDED');
+    this.collectIfOrphaned(type, createKey, stored);
+    return { object: stored };
+  }
+
+  /**
+   * The admission plugins a pod passes on creation: ServiceAccount (the pod's service account must exist in its
+   * namespace; `default` always does, as the service account controller makes it) and PodSecurity (the namespace's
+   * enforce label). ConfigMaps and Secrets are not checked here: the kubelet finds them missing (startPods).
+   */
+  private admitPod(pod: any): string | undefined {
+    const ns = pod.metadata.namespace;
+    const account = pod.spec?.serviceAccountName ?? 'default';
+    if (account !== 'default' && !this.objects.has(`/serviceaccounts/${ns}/${account}`)) {
+      return `pods "${pod.metadata.name}" is forbidden: error looking up service account ${ns}/${account}: serviceaccount "${account}" not found`;
+    }
+    return podSecurityViolation(pod, this.objects.get(`/namespaces//${ns}`)?.metadata.labels);
+  }
+
   /** Strict field validation, namespace and name checks, owner-reference rules: the object or the refusal. */
   private prepare(
     type: ResourceType,
@@ -722,6 +916,12 @@ export class FakeApiServer {
         reason: 'BadRequest',
         message: 'the namespace of the provided object does not match the namespace sent on the request',
       };
+    }
+    if (!object.metadata.name && object.metadata.generateName) {
+      // The API server appends five random characters from this alphabet (names.SimpleNameGenerator).
+      const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
+      const suffix = Array.from({ length: 5 }, () => alphabet[randomInt(alphabet.length)]).join('');
+      object.metadata.name = `${object.metadata.generateName.slice(0, 58)}${suffix}`;
     }
     const name: string = object.metadata.name ?? '';
     if (!name || name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
@@ -803,7 +1003,143 @@ export class FakeApiServer {
     object.metadata.resourceVersion = String(++this.rv);
     this.objects.set(key, object);
     this.publish(type, event, object);
+    this.wakeJobController(type, object);
     return clone(object);
+  }
+
+  /**
+   * The Job controller's informers: a Job or one of its pods changed, or a ServiceAccount or Namespace that pod
+   * admission depends on (a real controller retries refused pods with back-off; the fake retries at once).
+   */
+  private wakeJobController(type: ResourceType, object: any): void {
+    const ns = object.metadata.namespace;
+    if (type === JOBS) this.jobSyncs.add(`batch/jobs/${ns}/${object.metadata.name}`);
+    else if (type === PODS) {
+      const owner = (object.metadata.ownerReferences ?? []).find((o: any) => o.controller && o.kind === 'Job');
+      if (owner) this.jobSyncs.add(`batch/jobs/${ns}/${owner.name}`);
+    } else if (type.plural === 'serviceaccounts' || type === NAMESPACES) {
+      const where = type === NAMESPACES ? object.metadata.name : ns;
+      for (const key of this.objects.keys()) if (key.startsWith(`batch/jobs/${where}/`)) this.jobSyncs.add(key);
+    } else return;
+    if (this.syncingJobs) return;
+    this.syncingJobs = true;
+    try {
+      for (let round = 0; this.jobSyncs.size > 0; round++) {
+        if (round > 1000) throw new Error('the fake Job controller did not settle after 1000 syncs');
+        const [key] = this.jobSyncs;
+        this.jobSyncs.delete(key);
+        const job = this.objects.get(key);
+        if (job?.spec?.template) syncJob(this.jobCluster, clone(job), rfc3339());
+      }
+    } finally {
+      this.syncingJobs = false;
+    }
+  }
+
+  /** What the Job controller model reads and writes, through the same paths (and admission) as API clients. */
+  private readonly jobCluster: JobControllerCluster = {
+    podsOf: (job) => this.jobPods(job).map(clone),
+    createPod: (namespace, pod) => {
+      const created = this.create(PODS, namespace, pod, {}, 'admin');
+      return 'code' in created ? { refused: created.message } : { pod: created.object };
+    },
+    deletePod: (pod, uncounted) => {
+      const key = `/pods/${pod.metadata.namespace}/${pod.metadata.name}`;
+      const stored = this.objects.get(key);
+      if (!stored) return;
+      const next = clone(stored);
+      if (uncounted)
+        next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f: string) => f !== TRACKING_FINALIZER);
+      if (!next.metadata.finalizers?.length) this.deleteNow(PODS, key);
+      else if (!next.metadata.deletionTimestamp) {
+        next.metadata.deletionTimestamp = rfc3339();
+        this.store(PODS, key, next, 'MODIFIED');
+      }
+    },
+    releasePod: (pod) => {
+      const key = `/pods/${pod.metadata.namespace}/${pod.metadata.name}`;
+      const stored = this.objects.get(key);
+      if (!stored) return;
+      const next = clone(stored);
+      next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f: string) => f !== TRACKING_FINALIZER);
+      if (next.metadata.deletionTimestamp && !next.metadata.finalizers.length) this.deleteNow(PODS, key);
+      else this.store(PODS, key, next, 'MODIFIED');
+    },
+    writeStatus: (job, jobStatus) => {
+      const key = `batch/jobs/${job.metadata.namespace}/${job.metadata.name}`;
+      const stored = this.objects.get(key);
+      if (!stored || isDeepStrictEqual(stored.status, jobStatus)) return;
+      this.store(JOBS, key, { ...clone(stored), status: clone(jobStatus) }, 'MODIFIED');
+    },
+    event: (job, eventType, reason, message) => {
+      const ns = job.metadata.namespace;
+      const now = rfc3339();
+      // The event correlator: a repeat of the same event on the same object counts up instead of adding one.
+      const same = [...this.objects.entries()].find(
+        ([k, e]) =>
+          k.startsWith(`/events/${ns}/`) &&
+          e.involvedObject.uid === job.metadata.uid &&
+          e.reason === reason &&
+          e.message === message &&
+          e.type === eventType,
+      );
+      if (same) {
+        this.store(
+          CORE_EVENTS,
+          same[0],
+          { ...clone(same[1]), count: same[1].count + 1, lastTimestamp: now },
+          'MODIFIED',
+        );
+        return;
+      }
+      const name = `${job.metadata.name}.${(BigInt(Date.now()) * 1_000_000n + BigInt(this.rv)).toString(16)}`;
+      this.store(
+        CORE_EVENTS,
+        `/events/${ns}/${name}`,
+        {
+          apiVersion: 'v1',
+          kind: 'Event',
+          metadata: { name, namespace: ns, uid: randomUUID(), creationTimestamp: now },
+          involvedObject: {
+            apiVersion: 'batch/v1',
+            kind: 'Job',
+            namespace: ns,
+            name: job.metadata.name,
+            uid: job.metadata.uid,
+            resourceVersion: job.metadata.resourceVersion,
+          },
+          reason,
+          message,
+          type: eventType,
+          source: { component: 'job-controller' },
+          reportingComponent: 'job-controller',
+          reportingInstance: '',
+          firstTimestamp: now,
+          lastTimestamp: now,
+          count: 1,
+        },
+        'ADDED',
+      );
+    },
+  };
+
+  /** The stored pods whose controller is this Job. */
+  private jobPods(job: any): any[] {
+    return [...this.objects.entries()]
+      .filter(([k]) => k.startsWith(`/pods/${job.metadata.namespace}/`))
+      .map(([, pod]) => pod)
+      .filter((pod) =>
+        (pod.metadata.ownerReferences ?? []).some((o: any) => o.controller && o.uid === job.metadata.uid),
+      );
+  }
+
+  /** Moves the status of the Job's active pods (or of those with these indexes) as the scheduler or kubelet would. */
+  private setPodStatuses(namespace: string, job: string, next: (pod: any) => any, indexes?: number[]): void {
+    for (const pod of this.podsOf(namespace, job)) {
+      if (pod.metadata.deletionTimestamp || ['Succeeded', 'Failed'].includes(pod.status?.phase)) continue;
+      if (indexes && !indexes.includes(Number(pod.metadata.labels?.[COMPLETION_INDEX]))) continue;
+      this.store(PODS, `/pods/${namespace}/${pod.metadata.name}`, { ...pod, status: next(pod) }, 'MODIFIED');
+    }
   }
 
   private deleteNow(type: ResourceType, key: string): any {
@@ -812,6 +1148,7 @@ export class FakeApiServer {
     this.objects.delete(key);
     object.metadata.resourceVersion = String(++this.rv);
     this.publish(type, 'DELETED', object);
+    this.wakeJobController(type, object);
     // The garbage collector: dependents go with their owner (Background propagation).
     for (const [childKey, child] of [...this.objects.entries()]) {
       if ((child.metadata.ownerReferences ?? []).some((o: any) => o.uid === object.metadata.uid)) {
@@ -937,6 +1274,63 @@ function selects(labelSelector: string | undefined, object: any): boolean {
     const [key, value] = term.split('=');
     return object.metadata?.labels?.[key] === value;
   });
+}
+
+/** Equality-based field selection (`involvedObject.uid=…,reason=…`). */
+function selectsFields(fieldSelector: string | undefined, object: any): boolean {
+  if (!fieldSelector) return true;
+  return fieldSelector.split(',').every((term) => {
+    const [path, value] = term.split('=');
+    const actual = path.split('.').reduce((v: any, key) => v?.[key], object);
+    return String(actual ?? '') === value;
+  });
+}
+
+/** Pod conditions as the kubelet reports them: scheduled or not, Ready or not. */
+function podConditions(now: string, state: { scheduled: boolean; ready: boolean }) {
+  const ready = state.ready ? 'True' : 'False';
+  return [
+    { type: 'PodScheduled', status: state.scheduled ? 'True' : 'False', lastTransitionTime: now },
+    { type: 'Initialized', status: 'True', lastTransitionTime: now },
+    { type: 'ContainersReady', status: ready, lastTransitionTime: now },
+    { type: 'Ready', status: ready, lastTransitionTime: now },
+  ];
+}
+
+/** A scheduled pod whose containers wait (the kubelet could not create or pull them). */
+function scheduledWaiting(pod: any, reason: string, message: string, now: string) {
+  return {
+    phase: 'Pending',
+    conditions: podConditions(now, { scheduled: true, ready: false }),
+    containerStatuses: pod.spec.containers.map((c: any) => ({
+      name: c.name,
+      image: c.image,
+      ready: false,
+      started: false,
+      restartCount: 0,
+      state: { waiting: { reason, message } },
+    })),
+  };
+}
+
+/**
+ * What the kubelet reports when a container's environment names a ConfigMap or Secret that does not exist (and is
+ * not optional): the API's not-found message, e.g. `configmap "x" not found`; undefined when everything exists.
+ */
+function missingConfig(pod: any, exists: (plural: string, name: string) => boolean): string | undefined {
+  for (const c of pod.spec.containers) {
+    const refs = [
+      ...(c.envFrom ?? []).map((e: any) => [e.configMapRef, e.secretRef]),
+      ...(c.env ?? []).map((e: any) => [e.valueFrom?.configMapKeyRef, e.valueFrom?.secretKeyRef]),
+    ];
+    for (const [configMap, secret] of refs) {
+      if (configMap && !configMap.optional && !exists('configmaps', configMap.name)) {
+        return `configmap "${configMap.name}" not found`;
+      }
+      if (secret && !secret.optional && !exists('secrets', secret.name)) return `secret "${secret.name}" not found`;
+    }
+  }
+  return undefined;
 }
 
 function safeJson(raw: string): unknown {

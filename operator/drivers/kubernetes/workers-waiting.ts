@@ -1,0 +1,60 @@
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
+
+/** Why no worker runs, as a WorkloadStatus says it. */
+export interface Waiting {
+  reason: string;
+  message: string;
+}
+
+/** Container waiting reasons that keep a worker from ever starting without a change to the cluster or the image. */
+const STUCK_CONTAINER_REASONS = [
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+];
+
+/** Where the README explains how a namespace gets the worker's ServiceAccount, ConfigMap and RoleBinding. */
+export const OPT_IN_HINT = 'see "Worker namespaces" in operator/README.md to opt this namespace in';
+
+/** A message that names a missing per-namespace object gets the opt-in hint; others stay the API's own words. */
+function withHint(message: string): string {
+  return /(serviceaccount|configmap|secret) "[^"]+" not found/.test(message) ? `${message} (${OPT_IN_HINT})` : message;
+}
+
+/** Whether a pod still counts as a worker to be (not finished, not being deleted). */
+export function podActive(pod: V1Pod): boolean {
+  return !pod.metadata?.deletionTimestamp && !['Succeeded', 'Failed'].includes(pod.status?.phase ?? '');
+}
+
+/**
+ * What the Job's waiting pods wait for, from the scheduler's condition (PodScheduled=False, Unschedulable) and the
+ * kubelet's container states (image pull, missing ConfigMap or Secret); undefined when nothing is stuck (pods that are
+ * just being scheduled or pulled wait without a reason).
+ */
+export function whyPodsWait(pods: V1Pod[]): Waiting | undefined {
+  for (const pod of pods.filter(podActive)) {
+    const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+    if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
+      return { reason: 'Unschedulable', message: scheduled.message ?? 'no node can run the worker pod' };
+    }
+    for (const container of pod.status?.containerStatuses ?? []) {
+      const waiting = container.state?.waiting;
+      if (waiting?.reason && STUCK_CONTAINER_REASONS.includes(waiting.reason)) {
+        return { reason: waiting.reason, message: withHint(waiting.message ?? waiting.reason) };
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The latest FailedCreate the Job controller recorded on the Job (admission refused its pods: PodSecurity, a missing
+ * ServiceAccount, quota), in the API's own words.
+ */
+export function lastFailedCreate(events: CoreV1Event[]): Waiting | undefined {
+  const when = (e: CoreV1Event) => new Date(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? 0).getTime();
+  const latest = events.filter((e) => e.reason === 'FailedCreate').sort((a, b) => when(b) - when(a))[0];
+  return latest && { reason: 'FailedCreate', message: withHint(latest.message ?? 'the Job could not create a pod') };
+}
