@@ -25,5 +25,18 @@ export type {
 } from './ingestjob.js';
 export { CAMERA_WATCHER_PHASES } from './camerawatcher.js';
 export type { CameraWatcher, CameraWatcherPhase, CameraWatcherSpec, CameraWatcherStatus } from './camerawatcher.js';
-export { CAPTION_RUN_PHASES } from './captionrun.js';
-export type { CaptionRun, CaptionRunPhase, CaptionRunSpec, CaptionRunStatus } from './captionrun.js';
+export {
+  CAPTION_PIPELINE_TYPES,
+  CAPTION_RUN_MAX_ALERTS,
+  CAPTION_RUN_PHASES,
+  CAPTION_RUN_WORKER,
+  TERMINAL_CAPTION_RUN_PHASES,
+} from './captionrun.js';
+export type {
+  CaptionPipelineType,
+  CaptionRun,
+  CaptionRunAlert,
+  CaptionRunPhase,
+  CaptionRunSpec,
+  CaptionRunStatus,
+} from './captionrun.js';
