@@ -1,5 +1,5 @@
 import Koa from 'koa';
-import Router from '@koa/router';
+import Router, { type RouterContext } from '@koa/router';
 import type { Logger } from '../log/index.js';
 import { byteSize, DEFAULT_DISCARD_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH, describeBodyLimits } from './body-limits.js';
 import { docsRouter } from './docs.js';
@@ -12,7 +12,7 @@ import { contentCoding, readJsonBody, type JsonBodyLimits } from './request-body
 import { assignRequestId } from './request-id.js';
 import { ClientGoneError } from './request-signal.js';
 import { reportResponseErrors } from './response-errors.js';
-import type { RouteContext, RouteSpec } from './route.js';
+import type { RouteContext, RouteSpec, RouteState } from './route.js';
 import { settleUnreadBody } from './unread-body.js';
 import { RequestValidationError, validatePart } from './validation.js';
 
@@ -46,18 +46,27 @@ export interface HttpApp {
   metrics: HttpMetrics;
 }
 
+/** What the kit reads of a thrown value; anything can be thrown, so every field may be missing. */
+type Thrown = Partial<NodeJS.ErrnoException> & { status?: unknown; expose?: boolean };
+
+/** The fields of a thrown value (none for a thrown primitive). */
+function thrownFields(error: unknown): Thrown {
+  return typeof error === 'object' && error !== null ? (error as Thrown) : {};
+}
+
 /** True when `err` is the request stream's own "aborted": the client closed its connection before sending the body. */
-function requestCutByClient(ctx: Koa.Context, err: NodeJS.ErrnoException | undefined): boolean {
-  return err?.code === 'ECONNRESET' && err.syscall === undefined && ctx.req.destroyed && !ctx.req.complete;
+function requestCutByClient(ctx: Koa.Context, err: Thrown): boolean {
+  return err.code === 'ECONNRESET' && err.syscall === undefined && ctx.req.destroyed && !ctx.req.complete;
 }
 
 /**
  * Answers a failed request in the service's error style, after the route's error mapping; unexpected errors are
  * logged and hidden behind a 500.
  */
-function renderError(ctx: Koa.Context, error: any, logger: Logger, style: ErrorStyle): void {
+function renderError(ctx: Koa.Context, error: unknown, logger: Logger, style: ErrorStyle): void {
   const mapError: ErrorMapping | undefined = ctx.state.mapError;
   const err = (!(error instanceof HttpError) && mapError?.(error)) || error;
+  const fields = thrownFields(err);
   if (err instanceof RequestValidationError) {
     ctx.status = style.validationStatus;
     ctx.body = style.render(ctx.status, err.message, err.issues);
@@ -65,17 +74,18 @@ function renderError(ctx: Koa.Context, error: any, logger: Logger, style: ErrorS
     ctx.status = err.status;
     ctx.set(err.headers);
     ctx.body = style.render(err.status, err.message);
-  } else if (err?.status >= 400 && err.status < 500) {
+  } else if (typeof fields.status === 'number' && fields.status >= 400 && fields.status < 500) {
     // Other client errors that carry a status (koa's ctx.throw, http-errors): answer them without their internals.
-    ctx.status = err.status;
-    const message = err instanceof SyntaxError ? 'Invalid JSON body' : err.expose ? err.message : 'Invalid request';
-    ctx.body = style.render(err.status, message);
-  } else if (err instanceof ClientGoneError || requestCutByClient(ctx, err)) {
+    ctx.status = fields.status;
+    const message =
+      err instanceof SyntaxError ? 'Invalid JSON body' : fields.expose ? String(fields.message) : 'Invalid request';
+    ctx.body = style.render(fields.status, message);
+  } else if (err instanceof ClientGoneError || requestCutByClient(ctx, fields)) {
     // Nobody is left to answer: not a fault of the service.
     logger.info('client left before the answer', { requestId: ctx.state.requestId });
     ctx.status = 500;
   } else {
-    logger.error('unhandled error', { requestId: ctx.state.requestId, error: err?.message, stack: err?.stack });
+    logger.error('unhandled error', { requestId: ctx.state.requestId, error: fields.message, stack: fields.stack });
     ctx.status = 500;
     ctx.body = style.render(500, style.internalMessage);
   }
@@ -96,9 +106,9 @@ function logAccess(logger: Logger, ctx: Koa.Context, ms: number): void {
 function checkPart(
   issues: ValidationIssue[],
   part: 'path' | 'query' | 'body',
-  schema: Joi.Schema | undefined,
+  schema: Joi.AnySchema<unknown> | undefined,
   value: unknown,
-): any {
+): unknown {
   if (!schema) return value;
   try {
     return validatePart(part, schema, value);
@@ -109,13 +119,16 @@ function checkPart(
   }
 }
 
+/** The request with the JSON body the kit read for a route with a `body` schema (Koa has no field of its own). */
+type JsonRequest = Koa.Request & { body?: unknown };
+
 function routeMiddleware(route: RouteSpec, json: JsonBodyLimits, appMapError?: ErrorMapping): Koa.Middleware[] {
   const req = route.request ?? {};
   const mapError = route.mapError ?? appMapError;
   const chain: Koa.Middleware[] = [];
   if (req.body) {
     chain.push(async (ctx, next) => {
-      (ctx.request as any).body = await readJsonBody(ctx, json);
+      (ctx.request as JsonRequest).body = await readJsonBody(ctx, json);
       return next();
     });
   } else if (req.multipart) {
@@ -128,14 +141,15 @@ function routeMiddleware(route: RouteSpec, json: JsonBodyLimits, appMapError?: E
   // Validation and handler in one plain (non-async) middleware: koa-compose turns a synchronous throw into a
   // rejection, and each extra async layer costs microtask turns per request.
   chain.push((ctx) => {
-    const state = ctx.state as RouteContext['state'];
+    // The parts as validated: the route's schemas give them the types its handler reads (see defineRoute).
+    const state = ctx.state as RouteState<unknown, unknown, unknown>;
     if (mapError) state.mapError = mapError;
-    const params = (ctx as any).params ?? {};
+    const params = (ctx as Partial<Pick<RouterContext, 'params'>>).params ?? {};
     const issues: ValidationIssue[] = [];
     // Every part is checked before answering, so one 4xx names every invalid field.
     state.params = checkPart(issues, 'path', req.params, params);
     state.query = req.query ? checkPart(issues, 'query', req.query, { ...ctx.query }) : ctx.query;
-    const body = (ctx.request as any).body ?? {};
+    const body = (ctx.request as JsonRequest).body ?? {};
     state.body = req.fastBody?.(body) ?? checkPart(issues, 'body', req.body, body);
     if (issues.length > 0) throw new RequestValidationError(issues);
     return route.handler(ctx as RouteContext);

@@ -19,6 +19,9 @@ const GAUGES_NAMED_LIKE_COUNTERS = [
   'nodejs_active_resources_total',
 ];
 
+/** The router's note of the route a request matched: the kit registers string paths only. */
+type MatchedContext = Koa.Context & { _matchedRoute?: string };
+
 /** Creates the registry and the histogram that times every request by method, route and status. */
 export function createHttpMetrics(service: string): HttpMetrics {
   const registry = new client.Registry();
@@ -45,6 +48,6 @@ export function createHttpMetrics(service: string): HttpMetrics {
     return child;
   };
   const observe = (ctx: Koa.Context, seconds: number) =>
-    childFor(ctx.method, (ctx as any)._matchedRoute ?? 'unmatched', ctx.status).observe(seconds);
+    childFor(ctx.method, (ctx as MatchedContext)._matchedRoute ?? 'unmatched', ctx.status).observe(seconds);
   return { registry, observe };
 }

@@ -9,13 +9,21 @@ export interface ApiInfo {
   description?: string;
 }
 
+/** An OpenAPI schema object, as far as the document builder reads one. */
+interface OpenApiSchema {
+  description?: string;
+  properties?: Record<string, OpenApiSchema>;
+  required?: string[];
+  [keyword: string]: unknown;
+}
+
 // joi-to-swagger is CommonJS (`module.exports = parse`); its typings declare an ES default export instead.
-const j2s = joiToSwagger as unknown as (schema: Joi.Schema) => { swagger: Record<string, any> };
+const j2s = joiToSwagger as unknown as (schema: Joi.Schema) => { swagger: OpenApiSchema };
 const toSchema = (schema: Joi.Schema) => j2s(schema).swagger;
 
 function parameters(location: 'path' | 'query', schema?: Joi.ObjectSchema) {
   if (!schema) return [];
-  const converted = toSchema(schema) as { properties?: Record<string, any>; required?: string[] };
+  const converted = toSchema(schema);
   return Object.entries(converted.properties ?? {}).map(([name, s]) => ({
     name,
     in: location,

@@ -2,18 +2,32 @@ import type Joi from 'joi';
 import type Koa from 'koa';
 import type { ErrorMapping } from './errors.js';
 
-/** What a handler sees: Koa's context plus the validated request parts. */
-export interface RouteState {
+/** A request part the route gives no schema for: the kit validates nothing there, so a handler may read nothing. */
+export type Undeclared = Record<never, never>;
+
+/**
+ * A part validated by a schema that declares no static type (a bare `Joi.object({...})`, whose type is joi's `any`):
+ * read unchecked, as every route was before `defineRoute` carried types. Kept for dataprep's routes, which do not
+ * declare their types yet; new routes declare them (`Joi.object<T, true>({...})`).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the one untyped escape hatch, named so it can be found and removed
+export type Unchecked = any;
+
+/**
+ * What a handler sees besides Koa's context: the validated request parts, typed by the route's schemas (`P` path
+ * parameters, `Q` query, `B` body).
+ */
+export interface RouteState<P = Unchecked, Q = Unchecked, B = Unchecked> {
   requestId: string;
   /** The matched route's error mapping, for the kit's error rendering. */
   mapError?: ErrorMapping;
-  params: Record<string, any>;
-  query: Record<string, any>;
-  body: any;
+  params: P;
+  query: Q;
+  body: B;
 }
 
-/** Koa context of a route handler. */
-export type RouteContext = Koa.ParameterizedContext<RouteState>;
+/** Koa context of a route handler; without type arguments its parts are unchecked (see `Unchecked`). */
+export type RouteContext<P = Unchecked, Q = Unchecked, B = Unchecked> = Koa.ParameterizedContext<RouteState<P, Q, B>>;
 
 /** One documented response of a route. */
 export interface ResponseSpec {
@@ -24,10 +38,11 @@ export interface ResponseSpec {
 }
 
 /**
- * A route: the single source for request validation and the OpenAPI document. `body` is validated for JSON bodies;
- * `multipart` routes read the raw request stream themselves (the kit only documents their form fields).
+ * A route: the single source for request validation, the OpenAPI document and the types its handler reads. `body` is
+ * validated for JSON bodies; `multipart` routes read the raw request stream themselves (the kit only documents their
+ * form fields).
  */
-export interface RouteSpec {
+export interface RouteSpec<P = Unchecked, Q = Unchecked, B = Unchecked> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** koa-router path relative to the app's base path, e.g. `/media/:bucket_name`. */
   path: string;
@@ -35,15 +50,15 @@ export interface RouteSpec {
   description?: string;
   tags?: string[];
   request?: {
-    params?: Joi.ObjectSchema;
-    query?: Joi.ObjectSchema;
-    body?: Joi.Schema;
+    params?: Joi.ObjectSchema<P>;
+    query?: Joi.ObjectSchema<Q>;
+    body?: Joi.AnySchema<B>;
     /**
      * Optional shortcut for the common shape of `body`: returns exactly the value the `body` schema would produce,
      * or undefined to let the schema decide (anything unusual, anything invalid). Only for hot routes, and only with
      * a test that checks it against the schema.
      */
-    fastBody?: (body: unknown) => unknown;
+    fastBody?: (body: unknown) => NoInfer<B> | undefined;
     multipart?: Joi.ObjectSchema;
     headers?: Record<string, string>;
   };
@@ -51,10 +66,15 @@ export interface RouteSpec {
   responses: Record<number, ResponseSpec>;
   /** Domain errors this route answers with a status of their own (the app's `mapError` otherwise). */
   mapError?: ErrorMapping;
-  handler: (ctx: RouteContext) => Promise<void> | void;
+  handler: (ctx: RouteContext<P, Q, B>) => Promise<void> | void;
 }
 
-/** Identity helper that gives route literals their type. */
-export function defineRoute(spec: RouteSpec): RouteSpec {
+/**
+ * Checks a route literal against its schemas: the handler's `ctx.state.params`, `query` and `body` get the static
+ * types of the `params`, `query` and `body` schemas (`Joi.object<T, true>({...})` ties a schema's keys to `T`), and
+ * a part without a schema is `Undeclared`. The result is the plain `RouteSpec` the app lists, so that a contextual
+ * `RouteSpec` around the call cannot loosen the handler's types.
+ */
+export function defineRoute<P = Undeclared, Q = Undeclared, B = Undeclared>(spec: RouteSpec<P, Q, B>): RouteSpec {
   return spec;
 }

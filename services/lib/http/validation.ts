@@ -12,10 +12,11 @@ export class RequestValidationError extends HttpError {
 const EDGE_PREFS: Joi.ValidationOptions = { abortEarly: false, convert: true, errors: { wrap: { label: false } } };
 
 /** Each schema with the edge preferences bound once: options passed to validate() are re-merged on every call. */
-const prepared = new WeakMap<Joi.Schema, Joi.Schema>();
+const prepared = new WeakMap<Joi.AnySchema<unknown>, Joi.AnySchema<unknown>>();
 
-function withEdgePrefs(schema: Joi.Schema): Joi.Schema {
-  let bound = prepared.get(schema);
+function withEdgePrefs<T>(schema: Joi.AnySchema<T>): Joi.AnySchema<T> {
+  // A schema's entry is made from that very schema, so it has the schema's type.
+  let bound = prepared.get(schema) as Joi.AnySchema<T> | undefined;
   if (!bound) {
     bound = schema.prefs(EDGE_PREFS);
     prepared.set(schema, bound);
@@ -24,7 +25,7 @@ function withEdgePrefs(schema: Joi.Schema): Joi.Schema {
 }
 
 /** Validates one request part and returns the converted value (defaults applied), collecting every issue. */
-export function validatePart(part: 'path' | 'query' | 'body', schema: Joi.Schema, value: unknown): any {
+export function validatePart<T>(part: 'path' | 'query' | 'body', schema: Joi.AnySchema<T>, value: unknown): T {
   const result = withEdgePrefs(schema).validate(value);
   if (!result.error) return result.value;
   throw new RequestValidationError(
