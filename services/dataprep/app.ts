@@ -1,5 +1,5 @@
 import { createHttpApp, type HttpApp, type RouteSpec } from '../lib/http/index.js';
-import { DATAPREP_ERROR_STYLE, mapDataprepError } from './errors.js';
+import { DATAPREP_ERROR_STYLE, mapDataprepError, mapDomainError } from './errors.js';
 import { deleteBucketRoute, deleteVideoRoute } from './routes/delete.js';
 import { downloadMediaRoute } from './routes/download.js';
 import { frameRoute } from './routes/frame.js';
@@ -63,6 +63,7 @@ export function createApp(deps: DataprepDeps): HttpApp & { services: DataprepSer
     service: 'dataprep',
     logger: deps.logger,
     errors: DATAPREP_ERROR_STYLE,
+    mapError: mapDomainError,
     routes,
     basePath: DATAPREP_BASE_PATH,
     jsonLimit: `${jsonLimit}b`,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { HttpError } from '../lib/http/index.js';
+import { mapDataprepError } from './errors.js';
 import { decodeBase64Image } from './ingest/image-source.js';
 import { requestedRange } from './routes/download.js';
 import { safeFilename, VIDEO_ID_PATTERN } from './media/video-ids.js';
@@ -29,7 +29,7 @@ describe('decodeBase64Image', () => {
     try {
       fn();
     } catch (error) {
-      return (error as HttpError).status;
+      return mapDataprepError(error)?.status;
     }
     return 200;
   };

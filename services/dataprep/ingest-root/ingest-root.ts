@@ -1,6 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { HttpError } from '../../lib/http/index.js';
+import { InvalidInputError } from '../errors.js';
 
 /** True when `target` is `root` itself or lies below it (both absolute, normalised). */
 export function isInside(root: string, target: string): boolean {
@@ -40,21 +40,21 @@ export class IngestRoot {
   }
 
   /**
-   * The real path of the directory `dirPath` names (relative to the root, or absolute inside it). 400 when it lies
+   * The real path of the directory `dirPath` names (relative to the root, or absolute inside it). InvalidInputError when it lies
    * outside the root (lexically or through a symlink), does not exist or is not a directory.
    */
   async resolveDirectory(dirPath: string): Promise<{ relative: string; real: string }> {
     const lexical = path.resolve(this.root, dirPath);
-    if (!isInside(this.root, lexical)) throw new HttpError(400, 'dir_path must lie inside the ingest data root');
+    if (!isInside(this.root, lexical)) throw new InvalidInputError('dir_path must lie inside the ingest data root');
     let real: string;
     try {
       real = await realpath(lexical);
     } catch {
-      throw new HttpError(400, `dir_path ${dirPath} does not exist below the ingest data root`);
+      throw new InvalidInputError(`dir_path ${dirPath} does not exist below the ingest data root`);
     }
     const root = await this.real();
-    if (!isInside(root, real)) throw new HttpError(400, 'dir_path must lie inside the ingest data root');
-    if (!(await stat(real)).isDirectory()) throw new HttpError(400, `dir_path ${dirPath} is not a directory`);
+    if (!isInside(root, real)) throw new InvalidInputError('dir_path must lie inside the ingest data root');
+    if (!(await stat(real)).isDirectory()) throw new InvalidInputError(`dir_path ${dirPath} is not a directory`);
     return { relative: path.relative(root, real), real };
   }
 

@@ -1,14 +1,15 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
-import { HttpError } from '../../lib/http/index.js';
-import { detectMediaType, mediaTypeFromName, withDetectedExtension, type MediaKind } from '../../lib/media/index.js';
+import { detectMediaType, mediaTypeFromName, type MediaKind } from '../../lib/media/index.js';
 import type { IngestItem, IngestJob } from '../../../operator/api/index.js';
 import { MediaCatalogue, type StoredMedia } from '../media/catalogue.js';
 import { liveContentOwner } from '../media/content-owners.js';
 import { sha256OfFile } from '../ingest-root/file-hash.js';
 import { checkUserMetadata, mergeMetadata, readSidecar } from '../ingest-root/user-metadata.js';
-import { duplicateMessage, type ProcessingInput } from '../ingest/processing.js';
-import { loadImageSource } from '../routes/ingest.js';
+import { DuplicateContentError, InvalidInputError, NotFoundError } from '../errors.js';
+import { loadImageSource } from '../ingest/image-source.js';
+import type { ProcessingInput } from '../ingest/processing.js';
+import { imageFilename, storeImage } from '../ingest/stored-image.js';
 import type { DataprepServices } from '../runtime/services.js';
 import type { TempMedia } from '../media/temp-media.js';
 import { safeFilename } from '../media/video-ids.js';
@@ -58,7 +59,7 @@ const noRemove = async () => undefined;
 
 function kindOf(filename: string): MediaKind {
   const type = mediaTypeFromName(filename);
-  if (!type) throw new HttpError(400, `Stored file ${filename} is not a supported media type`);
+  if (!type) throw new InvalidInputError(`Stored file ${filename} is not a supported media type`);
   return type.kind;
 }
 
@@ -74,7 +75,7 @@ async function storedItem(services: DataprepServices, run: ItemRun, owned: boole
   const { bucket } = run.job.spec;
   const videoId = run.item.videoId!;
   const media = await services.catalogue.find(bucket, videoId);
-  if (!media) throw new HttpError(404, `No video found in directory ${videoId} of bucket ${bucket}`);
+  if (!media) throw new NotFoundError(`No video found in directory ${videoId} of bucket ${bucket}`);
   return {
     media,
     kind: kindOf(media.filename),
@@ -87,26 +88,19 @@ async function storedItem(services: DataprepServices, run: ItemRun, owned: boole
 async function downloadedImage(services: DataprepServices, run: ItemRun): Promise<PreparedItem> {
   const { bucket } = run.job.spec;
   const videoId = run.item.videoId!;
-  const { bytes, nameHint } = await loadImageSource(services, { type: 'image_url', image_url: run.item.url });
+  const { bytes, nameHint } = await loadImageSource(
+    { type: 'image_url', image_url: run.item.url },
+    services.imageSources,
+  );
   const type = await detectMediaType(bytes);
-  if (!type || type.kind !== 'image') throw new HttpError(400, 'Unsupported or undecodable image at image_url');
+  if (!type || type.kind !== 'image') throw new InvalidInputError('Unsupported or undecodable image at image_url');
   // The identifier is the request's file name when one was given, else derived from the URL.
   const given = run.item.identifier === run.item.url ? undefined : run.item.identifier;
-  const filename = withDetectedExtension(safeFilename(given ?? nameHint, `image.${type.ext}`), type);
-  const key = MediaCatalogue.keyOf(videoId, filename);
+  const filename = imageFilename(type, given ?? nameHint);
   const undo = removeStoredVideo(services, bucket, videoId);
   // A run interrupted earlier may have stored the image already: one file per directory.
   await services.catalogue.removeVideo(bucket, videoId);
-  await services.objectStore.put(bucket, key, bytes, { contentType: type.mime });
-  const media: StoredMedia = {
-    bucket,
-    videoId,
-    key,
-    filename,
-    size: bytes.length,
-    lastModified: new Date(),
-    contentType: type.mime,
-  };
+  const media = await storeImage(services.objectStore, { bucket, videoId, filename, type }, bytes);
   // Read back from storage by processing, which hashes it for the duplicate policy on the way.
   return { media, kind: 'image', enforceDuplicatePolicy: true, undo };
 }
@@ -119,30 +113,30 @@ async function directoryFile(services: DataprepServices, run: ItemRun): Promise<
   const { spec } = run.job;
   const videoId = run.item.videoId!;
   const root = services.ingestRoot;
-  if (!root) throw new HttpError(400, 'Directory ingest is not enabled: MM_DATAPREP_INGEST_DATA_ROOT is not set');
+  if (!root) throw new InvalidInputError('Directory ingest is not enabled: MM_DATAPREP_INGEST_DATA_ROOT is not set');
   const file = await root.resolveFile(run.item.path ?? '');
-  if (!file) throw new HttpError(404, `${run.item.path} is no longer a readable file below the ingest data root`);
+  if (!file) throw new NotFoundError(`${run.item.path} is no longer a readable file below the ingest data root`);
   const type = mediaTypeFromName(file.relative);
-  if (!type) throw new HttpError(400, `${file.relative} is not a supported media type`);
+  if (!type) throw new InvalidInputError(`${file.relative} is not a supported media type`);
   const sidecar = await readSidecar(root, file.relative);
   if (sidecar.reserved.length) {
-    throw new HttpError(400, `The sidecar uses reserved metadata keys: ${sidecar.reserved.join(', ')}`);
+    throw new InvalidInputError(`The sidecar uses reserved metadata keys: ${sidecar.reserved.join(', ')}`);
   }
   for (const warning of sidecar.warnings)
     services.logger.warn('directory ingest', { job: run.job.metadata.name, warning });
   // Checked again: a job may also be written by hand (kubectl), not only by the endpoint that checked it.
   const requested = checkUserMetadata(spec.metadata ?? {}, 'metadata');
   if (requested.reserved.length) {
-    throw new HttpError(400, `The job's metadata uses reserved keys: ${requested.reserved.join(', ')}`);
+    throw new InvalidInputError(`The job's metadata uses reserved keys: ${requested.reserved.join(', ')}`);
   }
   const { metadata, tags } = mergeMetadata({ metadata: requested.metadata, tags: spec.tags }, sidecar);
   const sha256 = await sha256OfFile(file.real);
   if (!services.config.allowDuplicateUploads) {
     const owner = await liveContentOwner(services, sha256);
     if (owner && !(owner.bucket_name === spec.bucket && owner.video_id === videoId)) {
-      const message = duplicateMessage(owner.bucket_name, owner.video_id);
-      if (spec.storeCopy) throw new HttpError(409, message);
-      throw new ItemSkipped(`Already embedded: ${message}`);
+      const duplicate = new DuplicateContentError(owner.bucket_name, owner.video_id);
+      if (spec.storeCopy) throw duplicate;
+      throw new ItemSkipped(`Already embedded: ${duplicate.message}`);
     }
   }
   const filename = safeFilename(path.posix.basename(file.relative), `media.${type.ext}`);
@@ -194,7 +188,7 @@ async function directoryFile(services: DataprepServices, run: ItemRun): Promise<
 
 function prepare(services: DataprepServices, run: ItemRun): Promise<PreparedItem> {
   // Refused when the job was submitted: it fails alone, with the service's reason, and nothing runs for it.
-  if (run.item.refused !== undefined) throw new HttpError(400, run.item.refused);
+  if (run.item.refused !== undefined) throw new InvalidInputError(run.item.refused);
   switch (run.job.spec.source) {
     case 'batch_existing':
       return storedItem(services, run, false);
@@ -210,7 +204,7 @@ function prepare(services: DataprepServices, run: ItemRun): Promise<PreparedItem
 /**
  * Runs one item of a job to its embeddings: prepares its media by source, then `MediaProcessing.process` (duplicate
  * policy, pipeline, replace-on-success, marker, telemetry). Resolves with the number of embeddings stored; throws the
- * item's failure (ItemSkipped, an HttpError or anything unexpected) after removing what the item created — except
+ * item's failure (ItemSkipped, a domain error or anything unexpected) after removing what the item created — except
  * when `signal` aborted, where everything is left for the retry to pick up.
  */
 export async function ingestItem(services: DataprepServices, run: ItemRun): Promise<number> {

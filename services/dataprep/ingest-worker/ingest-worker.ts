@@ -1,4 +1,3 @@
-import { HttpError } from '../../lib/http/index.js';
 import {
   ITEM_MESSAGE_MAX,
   type IngestItemResult,
@@ -6,7 +5,7 @@ import {
   type IngestSource,
 } from '../../../operator/api/index.js';
 import { updateStatusWithRetry, type ResourceStore, type Worker } from '../../../operator/ports/index.js';
-import { isBackendFailure, STORAGE_UNAVAILABLE_MESSAGE } from '../errors.js';
+import { DataprepError, isBackendFailure, STORAGE_UNAVAILABLE_MESSAGE } from '../errors.js';
 import type { DataprepServices } from '../runtime/services.js';
 import { ingestItem, ItemSkipped } from './ingest-item.js';
 
@@ -43,7 +42,7 @@ async function runItem(
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     if (error instanceof ItemSkipped) return { ...base, status: 'skipped', message: cut(error.message) };
-    if (error instanceof HttpError) return { ...base, status: 'error', message: cut(error.message) };
+    if (error instanceof DataprepError) return { ...base, status: 'error', message: cut(error.message) };
     if (isBackendFailure(error)) return { ...base, status: 'error', message: STORAGE_UNAVAILABLE_MESSAGE };
     services.logger.error('job item failed unexpectedly', {
       job: job.metadata.name,

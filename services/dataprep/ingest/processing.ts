@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { HttpError } from '../../lib/http/index.js';
 import { KeyedQueue } from '../../lib/keyed-queue/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import {
   assertImagePixels,
   FrameDecodeError,
+  ImageTooLargeError,
   UndecodableImageError,
   VideoProbeError,
   type MediaKind,
 } from '../../lib/media/index.js';
-import type { ObjectStore } from '../../lib/storage/index.js';
+import { InvalidKeyError, type ObjectStore } from '../../lib/storage/index.js';
 import type { MetadataValue, VectorStore } from '../../lib/vectors/index.js';
 import type { MediaCatalogue, StoredMedia } from '../media/catalogue.js';
 import type { ContentMarkers } from '../media/content-markers.js';
@@ -17,7 +17,13 @@ import { claimContent, liveContentOwner } from '../media/content-owners.js';
 import type { EmbedMedia } from '../pipeline/embedding-port.js';
 import type { EmbedMediaResult } from '../pipeline/index.js';
 import type { ReferencedMedia } from '../media/referenced-media.js';
-import { mapDataprepError } from '../errors.js';
+import {
+  DataprepError,
+  DuplicateContentError,
+  imageTooLargeMessage,
+  InvalidInputError,
+  TooLargeError,
+} from '../errors.js';
 import type { TelemetryLog, TelemetryRecord } from './telemetry.js';
 import { downloadToTempMedia, type TempMedia } from '../media/temp-media.js';
 
@@ -87,9 +93,18 @@ export interface MediaProcessingDeps {
 
 const DECODE_FAILURES = [VideoProbeError, FrameDecodeError, UndecodableImageError];
 
-/** Message of the 409 answer: names the video that already holds the content. */
-export function duplicateMessage(bucket: string, videoId: string): string {
-  return `Identical content already exists as video_id ${videoId} in bucket ${bucket}`;
+/**
+ * A failed run's error as the domain reports it: media that cannot be decoded and rejected keys are bad input, a
+ * header stating too many pixels too large; backend failures and the unexpected stay as they are.
+ */
+function toDomainError(error: unknown, kind: MediaKind): unknown {
+  if (error instanceof DataprepError) return error;
+  if (error instanceof ImageTooLargeError) return new TooLargeError(imageTooLargeMessage(error));
+  if (error instanceof InvalidKeyError) return new InvalidInputError(error.message);
+  if (DECODE_FAILURES.some((type) => error instanceof type)) {
+    return new InvalidInputError(`The ${kind === 'video' ? 'video' : 'image'} could not be decoded`);
+  }
+  return error;
 }
 
 /**
@@ -106,17 +121,17 @@ export class MediaProcessing {
 
   constructor(private readonly deps: MediaProcessingDeps) {}
 
-  /** Throws 409 when duplicates are disallowed and another existing video owns `sha256` (a check: claims decide races). */
+  /** Throws DuplicateContentError when duplicates are disallowed and another existing video owns `sha256` (a check: claims decide races). */
   async assertNotDuplicate(sha256: string, self: { bucket: string; videoId: string }): Promise<void> {
     if (this.deps.allowDuplicateUploads) return;
     // A marker whose video vanished (removed outside the API, a referenced file gone) no longer blocks anything.
     const owner = await liveContentOwner(this.deps, sha256);
     if (!owner || (owner.bucket_name === self.bucket && owner.video_id === self.videoId)) return;
-    throw new HttpError(409, duplicateMessage(owner.bucket_name, owner.video_id));
+    throw new DuplicateContentError(owner.bucket_name, owner.video_id);
   }
 
   /**
-   * With duplicates disallowed, claims `sha256` for `media` atomically (one of racing runs wins): 409 naming the
+   * With duplicates disallowed, claims `sha256` for `media` atomically (one of racing runs wins): DuplicateContentError naming the
    * holder when another video has it; true when this run took it, and so must give it back if it fails.
    */
   private async claim(sha256: string, media: StoredMedia): Promise<boolean> {
@@ -128,11 +143,11 @@ export class MediaProcessing {
       filename: media.filename,
       created_at: new Date().toISOString(),
     });
-    if (owner) throw new HttpError(409, duplicateMessage(owner.bucket_name, owner.video_id));
+    if (owner) throw new DuplicateContentError(owner.bucket_name, owner.video_id);
     return won;
   }
 
-  /** Embeds one stored media item; on failure removes what this request created and throws an HttpError-able error. */
+  /** Embeds one stored media item; on failure removes what this request created and throws the failure as a domain error where it is one. */
   process(input: ProcessingInput): Promise<ProcessingOutcome> {
     // Two runs of one video at once would each delete the other's set on completion.
     return this.videos.run(`${input.media.bucket}\u0000${input.media.videoId}`, () => this.run(input));
@@ -197,7 +212,7 @@ export class MediaProcessing {
       return { result, runId, telemetry, sha256: local.sha256 };
     } catch (error) {
       await this.rollback(input, runId, runComplete, claimed, error);
-      throw this.toClientError(error, input.kind);
+      throw toDomainError(error, input.kind);
     } finally {
       await downloaded?.remove();
     }
@@ -244,16 +259,6 @@ export class MediaProcessing {
         });
       }
     }
-  }
-
-  private toClientError(error: unknown, kind: MediaKind): unknown {
-    if (error instanceof HttpError) return error;
-    const mapped = mapDataprepError(error);
-    if (mapped) return mapped;
-    if (DECODE_FAILURES.some((type) => error instanceof type)) {
-      return new HttpError(400, `The ${kind === 'video' ? 'video' : 'image'} could not be decoded`);
-    }
-    return error;
   }
 
   private telemetryRecord(input: ProcessingInput, requestedAt: Date, result: EmbedMediaResult): TelemetryRecord {

@@ -9,8 +9,8 @@ import {
   type IngestJobSpec,
 } from '../../../operator/api/index.js';
 import { EmbeddedResourceStore } from '../../../operator/drivers/embedded/index.js';
-import { HttpError } from '../../lib/http/index.js';
 import { batchJobStatus, IngestJobs, itemIdentifier } from './ingest-jobs.js';
+import { InvalidInputError, mapDataprepError } from '../errors.js';
 
 const spec = (items: IngestJobSpec['items']): IngestJobSpec => ({
   source: 'image_batch',
@@ -84,8 +84,9 @@ describe('IngestJobs over a resource store', () => {
       url,
     }));
     const refused = jobs.create(spec(items));
-    await expect(refused).rejects.toBeInstanceOf(HttpError);
-    await expect(refused).rejects.toMatchObject({ status: 400 });
+    const error = await refused.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(mapDataprepError(error)?.status).toBe(400);
     expect(await store.list('IngestJob', 'unit')).toHaveLength(2);
   });
 

@@ -6,8 +6,8 @@ import {
   type IngestJob,
   type IngestJobSpec,
 } from '../../../operator/api/index.js';
-import { HttpError } from '../../lib/http/index.js';
 import { ConflictError, type ServiceControlPlane } from '../../../operator/ports/index.js';
+import { InvalidInputError } from '../errors.js';
 import { isJobName, newJobName } from './job-names.js';
 
 /** Upper bound of read-modify-write attempts of a cancellation. */
@@ -78,14 +78,14 @@ export class IngestJobs {
   }
 
   /**
-   * Creates a job for `spec` under a fresh name (the job_id). 400 when the spec would not fit one API object
+   * Creates a job for `spec` under a fresh name (the job_id). InvalidInputError when the spec would not fit one API object
    * (INGEST_SPEC_MAX_BYTES: etcd bounds an object's size, and the results need room beside the spec).
    */
   async create(spec: IngestJobSpec): Promise<IngestJob> {
     const bytes = Buffer.byteLength(JSON.stringify(spec));
     if (bytes > INGEST_SPEC_MAX_BYTES) {
       const limit = INGEST_SPEC_MAX_BYTES;
-      throw new HttpError(400, `The batch is too large for one job (${bytes} bytes of item data, at most ${limit})`);
+      throw new InvalidInputError(`The batch is too large for one job (${bytes} bytes of item data, at most ${limit})`);
     }
     return this.controlPlane.resources.create('IngestJob', {
       apiVersion: API_VERSION,

@@ -1,18 +1,15 @@
 import path from 'node:path';
 import Joi from 'joi';
-import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
-import {
-  ACCEPTED_IMAGE_EXTENSIONS,
-  detectMediaType,
-  withDetectedExtension,
-  type MediaType,
-} from '../../lib/media/index.js';
+import { defineRoute, type RouteSpec } from '../../lib/http/index.js';
+import { ACCEPTED_IMAGE_EXTENSIONS, detectMediaType, type MediaType } from '../../lib/media/index.js';
 import { ITEM_URL_MAX, type IngestItem } from '../../../operator/api/index.js';
+import { DataprepError } from '../errors.js';
 import { itemIdentifier } from '../jobs/ingest-jobs.js';
 import { MediaCatalogue } from '../media/catalogue.js';
 import { decodeBase64Image } from '../ingest/image-source.js';
 import type { DataprepServices } from '../runtime/services.js';
-import { newVideoId, safeFilename } from '../media/video-ids.js';
+import { newVideoId } from '../media/video-ids.js';
+import { imageFilename } from '../ingest/stored-image.js';
 import { answerAccepted, assertBatchSize, assertRunnableItem, jobAcceptedSchema } from './batch-common.js';
 import { imageSourceSchema } from './ingest.js';
 import {
@@ -54,7 +51,7 @@ async function decodeItem(
   try {
     bytes = decodeBase64Image(image.image_base64!, services.limits.ingestMaxBytes);
   } catch (error) {
-    if (error instanceof HttpError) return { refused: error.message };
+    if (error instanceof DataprepError) return { refused: error.message };
     throw error;
   }
   const type = await detectMediaType(bytes);
@@ -89,7 +86,7 @@ async function prepareItems(services: DataprepServices, bucket: string, images: 
         continue;
       }
       const videoId = newVideoId();
-      const filename = withDetectedExtension(safeFilename(image.filename, `image.${decoded.type.ext}`), decoded.type);
+      const filename = imageFilename(decoded.type, image.filename);
       const key = MediaCatalogue.keyOf(videoId, filename);
       stored.push(videoId);
       await services.objectStore.put(bucket, key, decoded.bytes, { contentType: decoded.type.mime });

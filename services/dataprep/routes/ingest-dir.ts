@@ -5,7 +5,7 @@ import { scanDirectory, type FoundMedia } from '../ingest-root/directory-scan.js
 import { sha256OfFile } from '../ingest-root/file-hash.js';
 import type { IngestRoot } from '../ingest-root/ingest-root.js';
 import { checkUserMetadata, readSidecar } from '../ingest-root/user-metadata.js';
-import { duplicateMessage } from '../ingest/processing.js';
+import { duplicateMessage } from '../errors.js';
 import type { IngestItem } from '../../../operator/api/index.js';
 import type { DataprepServices } from '../runtime/services.js';
 import { itemIdentifier } from '../jobs/ingest-jobs.js';

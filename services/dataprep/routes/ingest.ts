@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import path from 'node:path';
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
-import { ACCEPTED_IMAGE_EXTENSIONS, detectMediaType, withDetectedExtension } from '../../lib/media/index.js';
-import { MediaCatalogue, type StoredMedia } from '../media/catalogue.js';
-import { decodeBase64Image, downloadImage, imageUrlPolicy } from '../ingest/image-source.js';
+import { ACCEPTED_IMAGE_EXTENSIONS, detectMediaType } from '../../lib/media/index.js';
+import type { StoredMedia } from '../media/catalogue.js';
+import { loadImageSource } from '../ingest/image-source.js';
+import { imageFilename, storeImage } from '../ingest/stored-image.js';
 import type { DataprepServices } from '../runtime/services.js';
 import { writeTempMedia } from '../media/temp-media.js';
-import { newVideoId, safeFilename } from '../media/video-ids.js';
+import { newVideoId } from '../media/video-ids.js';
 import { clientGone } from './client-gone.js';
 import {
   bodyTags,
@@ -27,31 +27,6 @@ export const imageSourceSchema = () =>
     image_base64: Joi.string().when('type', { is: 'image_base64', then: Joi.required() }),
     image_url: Joi.string().max(8192).when('type', { is: 'image_url', then: Joi.required() }),
   });
-
-/** Loads the bytes of a typed image source (decode, or download through the outbound guard; capped). */
-export async function loadImageSource(
-  services: DataprepServices,
-  source: { type: string; image_base64?: string; image_url?: string },
-): Promise<{ bytes: Buffer; nameHint?: string }> {
-  const { limits } = services;
-  if (source.type === 'image_base64') return { bytes: decodeBase64Image(source.image_base64!, limits.ingestMaxBytes) };
-  const { bytes, finalUrl } = await downloadImage(
-    source.image_url!,
-    {
-      maxBytes: limits.ingestMaxBytes,
-      timeoutMs: limits.urlTimeoutMs,
-      maxRedirects: limits.urlMaxRedirects,
-    },
-    imageUrlPolicy(services.config.imageUrlAllow),
-  );
-  let name = path.posix.basename(finalUrl.pathname);
-  try {
-    name = decodeURIComponent(name);
-  } catch {
-    // keep the encoded name: it is sanitised anyway
-  }
-  return { bytes, nameHint: name || undefined };
-}
 
 /** POST /media/ingest: one image from base64 or a URL, format detected from its bytes, stored and embedded. */
 export function ingestMediaRoute(services: DataprepServices): RouteSpec {
@@ -83,7 +58,7 @@ export function ingestMediaRoute(services: DataprepServices): RouteSpec {
     handler: async (ctx) => {
       const body = ctx.state.body;
       const bucket = resolveTargetBucket(services, body.bucket_name);
-      const { bytes, nameHint } = await loadImageSource(services, body);
+      const { bytes, nameHint } = await loadImageSource(body, services.imageSources);
       const type = await detectMediaType(bytes);
       if (!type || type.kind !== 'image') {
         throw new HttpError(
@@ -95,22 +70,12 @@ export function ingestMediaRoute(services: DataprepServices): RouteSpec {
       const videoId = newVideoId();
       // Checked before storing so a duplicate costs no write; processing checks again after storing.
       await services.processing.assertNotDuplicate(sha256, { bucket, videoId });
-      const filename = withDetectedExtension(safeFilename(body.filename ?? nameHint, `image.${type.ext}`), type);
-      const key = MediaCatalogue.keyOf(videoId, filename);
+      const filename = imageFilename(type, body.filename ?? nameHint);
       const local = await writeTempMedia(services.tempDir, filename, bytes);
       try {
         let media: StoredMedia;
         try {
-          await services.objectStore.put(bucket, key, bytes, { contentType: type.mime });
-          media = {
-            bucket,
-            videoId,
-            key,
-            filename,
-            size: bytes.length,
-            lastModified: new Date(),
-            contentType: type.mime,
-          };
+          media = await storeImage(services.objectStore, { bucket, videoId, filename, type }, bytes);
         } catch (error) {
           await services.objectStore.deletePrefix(bucket, `${videoId}/`).catch(() => undefined);
           throw error;

@@ -9,9 +9,9 @@ import {
 import { findFrameMedia } from '../frames/frame-media.js';
 import { isReservedMetadataKey } from '../pipeline/metadata.js';
 import { FrameNotFoundError, type HitKind, type SearchQuery } from '../search/index.js';
+import { loadImageSource } from '../ingest/image-source.js';
 import type { DataprepServices } from '../runtime/services.js';
 import { clientGone } from './client-gone.js';
-import { loadImageSource } from './ingest.js';
 import { bucketName, errorBody, videoId } from './schemas.js';
 
 const USER_KEY = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
@@ -113,11 +113,10 @@ function toQuery(body: Record<string, any>): SearchQuery {
 /** Decodes the query image of a body, with /media/ingest's rules: sources, size cap, formats, pixel limit. */
 async function queryImage(services: DataprepServices, body: Record<string, any>) {
   const type = body.image_base64 !== undefined ? 'image_base64' : 'image_url';
-  const { bytes } = await loadImageSource(services, {
-    type,
-    image_base64: body.image_base64,
-    image_url: body.image_url,
-  });
+  const { bytes } = await loadImageSource(
+    { type, image_base64: body.image_base64, image_url: body.image_url },
+    services.imageSources,
+  );
   const detected = await detectMediaType(bytes);
   if (!detected || detected.kind !== 'image') {
     throw new HttpError(

@@ -8,7 +8,7 @@ import { MediaCatalogue } from '../media/catalogue.js';
 import { liveContentOwner } from '../media/content-owners.js';
 import { claimedMediaType, sniffMediaType } from '../media/media-kinds.js';
 import { multipartFiles, type IncomingFile } from '../uploads/multipart-upload.js';
-import { duplicateMessage } from '../ingest/processing.js';
+import { duplicateMessage } from '../errors.js';
 import type { DataprepServices } from '../runtime/services.js';
 import { uploadAbortReason } from '../uploads/upload-metrics.js';
 import { newVideoId, safeFilename } from '../media/video-ids.js';

@@ -7,6 +7,7 @@ import type { ObjectStore } from '../../lib/storage/index.js';
 import type { VectorStore } from '../../lib/vectors/index.js';
 import type { DataprepConfig } from '../config.js';
 import { FrameService } from '../frames/frame-service.js';
+import type { ImageSourcePolicy } from '../ingest/image-source.js';
 import { MediaProcessing } from '../ingest/processing.js';
 import type { TelemetryLog } from '../ingest/telemetry.js';
 import { IngestRoot } from '../ingest-root/ingest-root.js';
@@ -86,6 +87,8 @@ export interface DataprepServices extends Omit<DataprepDeps, 'limits' | 'tempDir
   basePath: string;
   /** Uploads stopped by their request signal (upload-metrics.ts). */
   uploadsAborted: Counter<'reason'>;
+  /** How ingest images are decoded and downloaded (POST /media/ingest and the image batch's URL items). */
+  imageSources: ImageSourcePolicy;
   /** POST /search: text, image and frame-alike queries over the stored embeddings. */
   search: MediaSearch;
   /** GET /media/frame's renderer: its cache, process slots and counters. */
@@ -133,6 +136,10 @@ export function buildServices(deps: DataprepDeps): DataprepServices {
     ingestRoot,
     basePath: DATAPREP_BASE_PATH,
     uploadsAborted,
+    imageSources: {
+      limits: { maxBytes: limits.ingestMaxBytes, timeoutMs: limits.urlTimeoutMs, maxRedirects: limits.urlMaxRedirects },
+      allow: deps.config.imageUrlAllow,
+    },
     frames: new FrameService(deps.config.frames),
     search: new MediaSearch({
       imageStore: deps.vectorStore,

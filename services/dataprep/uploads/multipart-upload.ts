@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { HttpError, malformedMultipartMessage, openMultipart, printablePartName } from '../../lib/http/index.js';
+import { malformedMultipartMessage, openMultipart, printablePartName } from '../../lib/http/index.js';
+import { InvalidInputError } from '../errors.js';
 
 /** One file part of a multipart request, streamed as it arrives. */
 export interface IncomingFile {
@@ -24,7 +25,7 @@ export interface MultipartFilesOptions {
 /**
  * Streams the multipart body of `req` and hands every file part named `field` to `handle`, one after another (a part
  * is read only once the previous one was handled, so at most one file is in flight); text fields are drained.
- * Resolves with what each call returned, in order. 400 when the body is not multipart or malformed (cut short
+ * Resolves with what each call returned, in order. InvalidInputError when the body is not multipart or malformed (cut short
  * included), holds no such file, holds a file part under another name, or (`beyondMax: 'refuse'`) more than
  * `maxFiles`. When a `handle` call fails or `signal` aborts (the client
  * went away, the server stops), reading stops — the request is unpiped and paused, the parser destroyed with the abort
@@ -51,7 +52,7 @@ export function multipartFiles<T>(
     });
     if (!parser) {
       const parts = maxFiles === 1 ? `a "${field}" part` : `"${field}" parts`;
-      reject(new HttpError(400, `Expected a multipart/form-data body with ${parts}`));
+      reject(new InvalidInputError(`Expected a multipart/form-data body with ${parts}`));
       return;
     }
     const results: T[] = [];
@@ -69,7 +70,7 @@ export function multipartFiles<T>(
         if (failure !== undefined) reject(failure);
         else if (count === 0) {
           const files = maxFiles === 1 ? 'a file' : 'at least one file';
-          reject(new HttpError(400, `Form field "${field}" with ${files} is required`));
+          reject(new InvalidInputError(`Form field "${field}" with ${files} is required`));
         } else resolve(results);
       });
     };
@@ -88,8 +89,7 @@ export function multipartFiles<T>(
         stream.resume();
         const where = maxFiles === 1 ? 'the file goes' : 'files go';
         stop(
-          new HttpError(
-            400,
+          new InvalidInputError(
             `Unexpected file part "${printablePartName(name)}": ${where} in the form field "${field}"`,
           ),
         );
@@ -98,7 +98,7 @@ export function multipartFiles<T>(
       const index = count++;
       if (index >= maxFiles) {
         stream.resume();
-        stop(new HttpError(400, `Too many files: a batch holds at most ${maxFiles}`));
+        stop(new InvalidInputError(`Too many files: a batch holds at most ${maxFiles}`));
         return;
       }
       chain = chain.then(async () => {
@@ -117,7 +117,7 @@ export function multipartFiles<T>(
         if (beyondMax === 'ignore' && results.length === maxFiles) resolve(results);
       });
     });
-    parser.on('error', (error) => stop(new HttpError(400, malformedMultipartMessage(error))));
+    parser.on('error', (error) => stop(new InvalidInputError(malformedMultipartMessage(error))));
     parser.on('close', settle);
     // A piped request does not pass its abort on: without this the file stream never ends and `handle` waits for ever.
     const onAbort = () => {
