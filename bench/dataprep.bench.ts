@@ -321,13 +321,13 @@ async function uploadMemoryPart(modelsDir: string, dataDir: string): Promise<voi
   });
   const size = (await stat(video)).size;
   const service = await startDataprep(
-    {
+    loadDataprepConfig({
       ARGUS_DATA_DIR: dataDir,
       ARGUS_MODELS_DIR: modelsDir,
       ARGUS_LOG_LEVEL: 'error',
       MM_DATAPREP_HOST_PORT: '0',
       MM_DATAPREP_ALLOW_DUPLICATE_UPLOADS: 'true',
-    },
+    }),
     createLogger({ service: 'dataprep-bench', level: 'error', json: true }),
   );
   try {

@@ -218,7 +218,12 @@ async function endpointPart(dataDir: string, store: LanceDbVectorStore): Promise
     top_k: 10,
   });
   const service = await startDataprep(
-    { ARGUS_DATA_DIR: dataDir, ARGUS_MODELS_DIR: modelsDir, ARGUS_LOG_LEVEL: 'error', MM_DATAPREP_HOST_PORT: '0' },
+    loadDataprepConfig({
+      ARGUS_DATA_DIR: dataDir,
+      ARGUS_MODELS_DIR: modelsDir,
+      ARGUS_LOG_LEVEL: 'error',
+      MM_DATAPREP_HOST_PORT: '0',
+    }),
     createLogger({ service: 'search-bench', level: 'error', json: true }),
   );
   const { platform, models: modelNames } = loadDataprepConfig({ ARGUS_MODELS_DIR: modelsDir });

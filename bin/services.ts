@@ -34,11 +34,11 @@ export interface ServiceEntry<C = any> {
 export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
   dataprep: async () => {
     const { dataprepSettings, loadDataprepConfig } = await import('../services/dataprep/config.js');
-    const { startDataprepFrom } = await import('../services/dataprep/main.js');
+    const { startDataprep } = await import('../services/dataprep/main.js');
     return {
       settings: dataprepSettings,
       loadConfig: loadDataprepConfig,
-      start: (config, { logger, controlPlane }) => startDataprepFrom(config, logger, controlPlane),
+      start: (config, { logger, controlPlane }) => startDataprep(config, logger, controlPlane),
     };
   },
   'alert-dispatch': async () => {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fixtureImage } from '../../test/support/media.js';
 import { ensureDefaultModels } from '../../test/support/models.js';
 import { createLogger } from '../lib/log/index.js';
+import { loadDataprepConfig } from './config.js';
 import { startDataprep } from './main.js';
 
 const logger = createLogger({ service: 'dataprep-main-test', level: 'error', json: true });
@@ -24,7 +25,7 @@ describe('startDataprep', () => {
       ARGUS_ORT_THREADS: '1',
       MM_DATAPREP_HOST_PORT: '0',
     };
-    const first = await startDataprep(env, logger);
+    const first = await startDataprep(loadDataprepConfig(env), logger);
     let videoId: string;
     try {
       expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -47,7 +48,7 @@ describe('startDataprep', () => {
     } finally {
       await first.close();
     }
-    const second = await startDataprep(env, logger);
+    const second = await startDataprep(loadDataprepConfig(env), logger);
     try {
       const list = await (await fetch(`${second.url}/v1/dataprep/media`)).json();
       expect(list.bucket_name).toBe('argus-media');
@@ -60,7 +61,7 @@ describe('startDataprep', () => {
     }
   });
 
-  it('refuses to start with invalid configuration', async () => {
-    await expect(startDataprep({ MM_DATAPREP_UNKNOWN: 'x' }, logger)).rejects.toThrow(/MM_DATAPREP_UNKNOWN/);
+  it('refuses to start with invalid configuration', () => {
+    expect(() => loadDataprepConfig({ MM_DATAPREP_UNKNOWN: 'x' })).toThrow(/MM_DATAPREP_UNKNOWN/);
   });
 });

@@ -3,7 +3,7 @@ import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { listen, type StopOptions } from '../lib/http/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
 import { createApp } from './app.js';
-import { loadDataprepConfig, type DataprepConfig } from './config.js';
+import type { DataprepConfig } from './config.js';
 import { ingestWorker } from './ingest-worker/ingest-worker.js';
 import { openDataprepRuntime } from './runtime/open-runtime.js';
 
@@ -17,21 +17,12 @@ export interface StartedDataprep {
   close(options?: StopOptions): Promise<void>;
 }
 
-/** Starts the dataprep service from `env`: validates the configuration (ConfigError), then as startDataprepFrom. */
-export async function startDataprep(
-  env: NodeJS.ProcessEnv,
-  logger?: Logger,
-  controlPlane?: ServiceControlPlane,
-): Promise<StartedDataprep> {
-  return startDataprepFrom(loadDataprepConfig(env), logger, controlPlane);
-}
-
 /**
- * Starts the dataprep service from its validated configuration: imports the default models on first use, opens
+ * Starts the dataprep service from its validated configuration (loadDataprepConfig): imports the default models on first use, opens
  * storage and the vector stores, registers the ingest worker with `controlPlane` (batch endpoints create IngestJobs
  * there) and listens on MM_DATAPREP_HOST:MM_DATAPREP_HOST_PORT.
  */
-export async function startDataprepFrom(
+export async function startDataprep(
   config: DataprepConfig,
   logger?: Logger,
   controlPlane?: ServiceControlPlane,
