@@ -11,7 +11,8 @@ import { LanceDbVectorStore } from '../../lib/vectors/lancedb-store.js';
 import type { VectorHit, VectorRecord, VectorStore } from '../../lib/vectors/vector-store.js';
 import { fixtureImage, makeCorruptMp4, makeTestVideo, removeTestMediaCache } from '../../../test/support/media.js';
 import { ensureDefaultModels } from '../../../test/support/models.js';
-import { embedMedia, type EmbedMediaDeps, type EmbedMediaRequest } from './embed-media.js';
+import { embedMedia } from './embed-media.js';
+import type { EmbedMediaDeps, EmbedMediaRequest } from './embed-request.js';
 import { CANONICAL_METADATA_KEYS, ReservedMetadataKeyError } from './metadata.js';
 
 const BUS = fixtureImage('pexels_double_decker_bus.jpg');

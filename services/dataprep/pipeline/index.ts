@@ -1,6 +1,6 @@
 /** Public surface of the dataprep media pipeline: embedMedia, its result and telemetry shapes, canonical metadata. */
 export { embedMedia } from './embed-media.js';
-export type { EmbedMediaDeps, EmbedMediaOptions, EmbedMediaRequest, PipelineLogger } from './embed-media.js';
+export type { EmbedMediaDeps, EmbedMediaOptions, EmbedMediaRequest, PipelineLogger } from './embed-request.js';
 export { MAX_BATCH_ENTRIES } from './pipeline-stats.js';
 export type {
   EmbedBatchStats,

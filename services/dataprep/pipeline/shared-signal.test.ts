@@ -10,7 +10,8 @@ import { fixtureImage } from '../../../test/support/fixtures.js';
 import { ensureDefaultModels } from '../../../test/support/models.js';
 import { loadModels, type ImageEmbedder, type LoadedModels } from '../../lib/inference/index.js';
 import { LanceDbVectorStore } from '../../lib/vectors/lancedb-store.js';
-import { embedMedia, type EmbedMediaRequest } from './embed-media.js';
+import { embedMedia } from './embed-media.js';
+import type { EmbedMediaRequest } from './embed-request.js';
 
 /** ARGUS_INGEST_PARALLELISM's upper bound: the shards of one IngestJob, all running on the workload's one signal. */
 const SHARDS = 64;

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
+import { INGEST_STATES } from '../../../operator/api/index.js';
 import { batchJobStatus } from '../jobs/ingest-jobs.js';
 import type { DataprepServices } from '../runtime/services.js';
 import { errorBody } from './schemas.js';
@@ -11,7 +12,7 @@ export const batchJobStatusSchema = () =>
   Joi.object({
     status: Joi.string().valid('success'),
     job_id: Joi.string(),
-    state: Joi.string().valid('pending', 'running', 'completed', 'completed_with_errors', 'failed', 'cancelled'),
+    state: Joi.string().valid(...INGEST_STATES),
     total: Joi.number().integer(),
     completed: Joi.number().integer(),
     failed: Joi.number().integer(),
