@@ -123,6 +123,20 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
     await fake.waitForRequest((r) => r.user === OPERATOR && r.method === 'POST' && r.path.endsWith('/jobs'));
     await dataprep.cancel(cancelled.metadata.name);
     expect((await dataprep.get(done.metadata.name))?.metadata.name).toBe(done.metadata.name);
+    // Its pods wait for an image the kubelet fails to pull, again and again: the repeated wait updates its Event.
+    fake.put('', 'serviceaccounts', { metadata: { name: 'rel-argus-ingest-worker', namespace: servicesNamespace } });
+    const doneJob = `ingestjob-${done.metadata.name}`;
+    for (const reason of ['ErrImagePull', 'ImagePullBackOff', 'ErrImagePull']) {
+      fake.imagePullFails(servicesNamespace, doneJob, reason, `${reason}: the worker image`);
+      await fake.waitForRequest(
+        (r) =>
+          r.user === OPERATOR &&
+          r.path.endsWith(`/ingestjobs/${done.metadata.name}/status`) &&
+          r.status === 200 &&
+          r.response.status?.conditions?.some((c: { reason: string }) => c.reason === reason),
+      );
+    }
+    await fake.waitForRequest((r) => r.user === OPERATOR && r.method === 'PUT' && r.path.includes('/events/'));
     await runWorkerPod(servicesNamespace, done.metadata.name);
     // A job in each other worker namespace (created by a user), run there by that namespace's worker account.
     const others = workerNamespaces.filter((ns) => ns !== servicesNamespace);

@@ -206,6 +206,33 @@ describe('argus operator against the fake API server', () => {
     expect(fake.requests.filter((r) => [400, 403, 415, 422].includes(r.status ?? 0))).toEqual([]);
   });
 
+  it("a wait that comes back (the kubelet alternates ErrImagePull and ImagePullBackOff) updates its Event's series", async () => {
+    await start('op-a');
+    await fake.waitForRequest(INGESTJOBS_WATCH('op-a'));
+    await admin.create('IngestJob', newIngestJob('job-s', 'media', 1));
+    await stateWritten('job-s', 'pending');
+    const job = jobName((await admin.get('IngestJob', 'media', 'job-s'))!);
+    const pull = 'failed to pull and unpack image "ghcr.io/argus/argus:test": not found';
+    for (const [reason, message] of [
+      ['ErrImagePull', pull],
+      ['ImagePullBackOff', 'Back-off pulling image "ghcr.io/argus/argus:test"'],
+      ['ErrImagePull', pull],
+    ]) {
+      fake.imagePullFails('media', job, reason, message);
+      await statusWritten('media', 'job-s', (s) => progressing(s)?.reason === reason);
+    }
+    const series = await fake.waitForRequest(
+      (r) => r.method === 'PUT' && r.path.startsWith('/apis/events.k8s.io/v1/namespaces/media/events/'),
+    );
+    expect(series.status).toBe(200);
+    expect(series.body.series).toEqual({ count: 2, lastObservedTime: expect.stringMatching(/\.\d{6}Z$/) });
+    expect(ingestJobEvents('job-s')).toEqual([
+      'Normal JobCreated',
+      'Warning ErrImagePull x2',
+      'Warning ImagePullBackOff',
+    ]);
+  });
+
   it('cancel finishes within a reconcile when no worker ever ran (the Job has a startTime all the same)', async () => {
     await start('op-a');
     await fake.waitForRequest(INGESTJOBS_WATCH('op-a'));
@@ -237,7 +264,7 @@ describe('argus operator against the fake API server', () => {
     const refused = await statusWritten('other', 'job-n', (s) => progressing(s)?.reason === 'FailedCreate');
     expect(refused.response.status.state).toBe('pending');
     expect(progressing(refused.response.status).message).toMatch(
-      /Error creating: pods "ingestjob-job-n-0-[a-z0-9]{5}" is forbidden: error looking up service account other\/argus-ingest-worker: serviceaccount "argus-ingest-worker" not found .*Worker namespaces/,
+      /Error creating: pods "ingestjob-job-n-0-\*" is forbidden: error looking up service account other\/argus-ingest-worker: serviceaccount "argus-ingest-worker" not found .*operator\/README.md#namespaces/,
     );
     const event = await fake.waitForRequest(
       (r) =>
@@ -260,7 +287,7 @@ describe('argus operator against the fake API server', () => {
       (s) => progressing(s)?.reason === 'CreateContainerConfigError',
     );
     expect(progressing(config.response.status).message).toMatch(
-      /configmap "argus-dataprep" not found.*Worker namespaces/,
+      /configmap "argus-dataprep" not found.*operator\/README.md#namespaces/,
     );
 
     fake.put('', 'configmaps', { metadata: { name: 'argus-dataprep', namespace: 'other' } });

@@ -228,6 +228,45 @@ describe('IngestJob controller with the embedded drivers', () => {
     });
   });
 
+  it('a job whose worker never starts fails at its pending deadline, naming why, with one Event per step', async () => {
+    const events: string[] = [];
+    let now = new Date();
+    const controller = new IngestJobController({
+      store,
+      driver,
+      config: config({ pendingDeadlineSeconds: 60 }),
+      logger,
+      metrics: controllerMetrics(registry),
+      now: () => now,
+      events: { record: async (_job, e) => void events.push(`${e.type} ${e.reason}`) },
+    });
+    await controller.start();
+    try {
+      const created = await store.create('IngestJob', newIngestJob('stuck', 'default', 2));
+      // No worker named "ingest" is registered in this process: the embedded driver says so.
+      const waiting = await jobWhen('stuck', (j) =>
+        (j.status?.conditions ?? []).some((c) => c.reason === 'WorkerNotRegistered'),
+      );
+      expect(waiting.status?.state).toBe('pending');
+      now = new Date(Date.parse(created.metadata.creationTimestamp!) + 60_000);
+      // Any change reconciles it now (the controller also asks to be requeued at the deadline).
+      await store.update('IngestJob', { ...waiting, metadata: { ...waiting.metadata, labels: { seen: 'yes' } } });
+      const failed = await jobWhen('stuck', stateIs('failed'));
+      expect(failed.status?.items?.map((i) => i.message)).toEqual([
+        'not processed: no worker started within 60 s (WorkerNotRegistered): no worker named "ingest" is registered in this process',
+        'not processed: no worker started within 60 s (WorkerNotRegistered): no worker named "ingest" is registered in this process',
+      ]);
+      expect(failed.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+        status: 'False',
+        reason: 'PendingDeadlineExceeded',
+      });
+      expect(await driver.inspect(failed)).toBeUndefined();
+      expect(events).toEqual(['Normal JobCreated', 'Warning WorkerNotRegistered', 'Warning PendingDeadlineExceeded']);
+    } finally {
+      await controller.stop();
+    }
+  });
+
   it('deleting a running job aborts its worker', async () => {
     const inItem = deferred();
     const aborted = deferred();

@@ -167,7 +167,7 @@ describe('JobWorkloadDriver at the HTTP boundary', () => {
     expect(status).toMatchObject({ active: 0, ready: 0, startTime: expect.any(String) });
     expect(status?.waiting?.reason).toBe('FailedCreate');
     expect(status?.waiting?.message).toMatch(
-      /^Error creating: pods "ingestjob-job-a-0-[a-z0-9]{5}" is forbidden: error looking up service account media\/argus-ingest-worker: serviceaccount "argus-ingest-worker" not found \(see "Worker namespaces" in operator\/README.md/,
+      /^Error creating: pods "ingestjob-job-a-0-\*" is forbidden: error looking up service account media\/argus-ingest-worker: serviceaccount "argus-ingest-worker" not found \(opt this namespace in: worker.namespaces, see operator\/README.md#namespaces\)$/,
     );
   });
 

@@ -16,7 +16,7 @@ const STUCK_CONTAINER_REASONS = [
 ];
 
 /** Where the README explains how a namespace gets the worker's ServiceAccount, ConfigMap and RoleBinding. */
-export const OPT_IN_HINT = 'see "Worker namespaces" in operator/README.md to opt this namespace in';
+export const OPT_IN_HINT = 'opt this namespace in: worker.namespaces, see operator/README.md#namespaces';
 
 /** A message that names a missing per-namespace object gets the opt-in hint; others stay the API's own words. */
 function withHint(message: string): string {
@@ -50,11 +50,19 @@ export function whyPodsWait(pods: V1Pod[]): Waiting | undefined {
 }
 
 /**
+ * The generated part of a pod name (`<job>-<index>-` + five characters of the API server's name generator): each
+ * retry of the Job controller names a new pod, so it is masked to keep one refusal one message.
+ */
+const GENERATED_POD_NAME = /(pods "[a-z0-9.-]+-)[bcdfghjklmnpqrstvwxz2456789]{5}"/g;
+
+/**
  * The latest FailedCreate the Job controller recorded on the Job (admission refused its pods: PodSecurity, a missing
- * ServiceAccount, quota), in the API's own words.
+ * ServiceAccount, quota), in the API's own words (the generated pod name masked as `*`).
  */
 export function lastFailedCreate(events: CoreV1Event[]): Waiting | undefined {
   const when = (e: CoreV1Event) => new Date(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? 0).getTime();
   const latest = events.filter((e) => e.reason === 'FailedCreate').sort((a, b) => when(b) - when(a))[0];
-  return latest && { reason: 'FailedCreate', message: withHint(latest.message ?? 'the Job could not create a pod') };
+  if (!latest) return undefined;
+  const message = (latest.message ?? 'the Job could not create a pod').replace(GENERATED_POD_NAME, '$1*"');
+  return { reason: 'FailedCreate', message: withHint(message) };
 }
