@@ -1,5 +1,5 @@
 import { isObject } from '../../lib/json/index.js';
-import type { ActionRequest } from './types.js';
+import type { ActionRequest, ReceivedActionRequest } from './types.js';
 
 /** Fields the shortcut handles; a body with any other field (payload data, dedup, timestamps…) goes to joi. */
 const SIMPLE_FIELDS = new Set([
@@ -32,7 +32,7 @@ function isToolList(value: unknown): value is string[] {
  * body path: joi costs more than the rest of a log_alert dispatch. fast-action-request.test.ts checks that every
  * value returned here is exactly what the schema returns.
  */
-export function fastActionRequest(body: unknown): ActionRequest | undefined {
+export function fastActionRequest(body: unknown): ReceivedActionRequest | undefined {
   if (!isObject(body)) return undefined;
   for (const key in body) if (!SIMPLE_FIELDS.has(key)) return undefined;
   const { event_id, source_id, alert_name, answer, reason, consecutive_count, escalated, tools, payloads, metadata } =
@@ -51,7 +51,7 @@ export function fastActionRequest(body: unknown): ActionRequest | undefined {
   if (payloads !== undefined && !(Array.isArray(payloads) && payloads.length === 0)) return undefined;
   if (metadata !== undefined && !isObject(metadata)) return undefined;
 
-  const request = {
+  const request: ReceivedActionRequest = {
     source_id,
     alert_name,
     answer: (answer as ActionRequest['answer'] | undefined) ?? 'YES',
@@ -59,7 +59,7 @@ export function fastActionRequest(body: unknown): ActionRequest | undefined {
     consecutive_count: (consecutive_count as number | undefined) ?? 1,
     escalated: (escalated as boolean | undefined) ?? false,
     payloads: [],
-  } as Omit<ActionRequest, 'event_id'> as ActionRequest;
+  };
   if (event_id !== undefined) request.event_id = event_id;
   if (tools !== undefined) request.tools = [...tools];
   if (metadata !== undefined) request.metadata = { ...metadata };

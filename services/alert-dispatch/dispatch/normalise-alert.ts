@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ActionRequest } from './types.js';
+import type { ActionRequest, FlexibleAlert } from './types.js';
 
 /** Fields of the flexible alert that map onto the action request; everything else lands in metadata. */
 const RECOGNISED = new Set([
@@ -25,7 +25,7 @@ const RECOGNISED = new Set([
  * alert_type, `tools` stays unset when absent so the subscription's defaults still apply, and unrecognised top-level
  * fields are kept in `metadata` (explicit metadata keys win) so that dedup fields can reach them.
  */
-export function normaliseFlexibleAlert(alert: Record<string, any>, now: () => string): ActionRequest {
+export function normaliseFlexibleAlert(alert: FlexibleAlert, now: () => string): ActionRequest {
   const extra = Object.fromEntries(Object.entries(alert).filter(([key]) => !RECOGNISED.has(key)));
   return {
     event_id: alert.event_id ?? randomUUID(),

@@ -1,6 +1,14 @@
 import Joi from 'joi';
 import { DEDUP_DEFAULTS } from './dedup.js';
-import { PAYLOAD_ENCODINGS, PAYLOAD_KINDS } from './types.js';
+import {
+  PAYLOAD_ENCODINGS,
+  PAYLOAD_KINDS,
+  type DedupSpec,
+  type EscalationSpec,
+  type FlexibleAlert,
+  type FlexibleAlertFields,
+  type ReceivedActionRequest,
+} from './types.js';
 
 /** A tool name: built-in or `<server>__<tool>` for MCP tools. */
 export const toolNameSchema = Joi.string()
@@ -17,7 +25,7 @@ export const toolArgumentsSchema = Joi.object()
   .description('Map of tool name to argument object, e.g. {"trigger_webhook": {"url": "https://..."}}');
 
 /** Dedup settings; sub-fields default to strategy field_hash, fields [alert_name, source_id], 60 s, on_missing skip. */
-export const dedupSchema = Joi.object({
+export const dedupSchema = Joi.object<DedupSpec, true>({
   enabled: Joi.boolean().default(false),
   strategy: Joi.string().valid('field_hash').default(DEDUP_DEFAULTS.strategy),
   fields: Joi.array()
@@ -31,13 +39,13 @@ export const dedupSchema = Joi.object({
 });
 
 /** Escalation settings. */
-export const escalationSchema = Joi.object({
+export const escalationSchema = Joi.object<EscalationSpec, true>({
   threshold_consecutive: Joi.number().integer().min(1).allow(null),
   additional_tools: toolListSchema.default([]),
 });
 
 /** Infers `encoding` from the data field present when the caller left it out. */
-const inferEncoding = (payload: any) =>
+const inferEncoding = (payload: { data_base64?: unknown; uri?: unknown; data_text?: unknown }) =>
   payload.data_base64 !== undefined
     ? 'base64'
     : payload.uri !== undefined
@@ -92,7 +100,7 @@ const answerSchema = Joi.string()
  * naming it), so a misspelt setting never passes silently; `metadata`, payload `metadata` and each tool's argument
  * object are free-form.
  */
-export const actionRequestSchema = Joi.object({
+export const actionRequestSchema = Joi.object<ReceivedActionRequest, true>({
   event_id: Joi.string().min(1).max(256),
   source_id: Joi.string().min(1).max(256).required(),
   alert_name: Joi.string().min(1).max(256).required(),
@@ -110,7 +118,7 @@ export const actionRequestSchema = Joi.object({
 });
 
 /** The flexible alert of POST /api/v1/alerts: any object; recognised fields are type-checked. */
-export const flexibleAlertSchema = Joi.object({
+export const flexibleAlertSchema = Joi.object<FlexibleAlert, true, FlexibleAlertFields>({
   alert_type: Joi.string().min(1).max(256).default('UNKNOWN'),
   source_id: Joi.string().min(1).max(256).default('unknown'),
   alert_name: Joi.string().min(1).max(256),

@@ -52,6 +52,31 @@ export interface ActionRequest {
   timestamp?: string;
 }
 
+/** An action request as validated, before the route fills in its `event_id` and `timestamp`. */
+export type ReceivedActionRequest = Omit<ActionRequest, 'event_id'> & { event_id?: string };
+
+/** The fields of a validated flexible alert (defaults applied) that map onto an action request. */
+export interface FlexibleAlertFields {
+  alert_type: string;
+  source_id: string;
+  alert_name?: string;
+  answer: 'YES' | 'NO';
+  reason: string;
+  metadata: Record<string, unknown>;
+  timestamp?: string;
+  tools?: string[];
+  payloads: Payload[];
+  event_id?: string;
+  consecutive_count?: number;
+  escalated?: boolean;
+  tool_arguments?: ToolArguments;
+  escalation?: EscalationSpec;
+  dedup?: DedupSpec;
+}
+
+/** A validated flexible alert: the recognised fields typed, any other field as sent. */
+export type FlexibleAlert = FlexibleAlertFields & Record<string, unknown>;
+
 /** Why a dispatch ran no tool at all. */
 export type Suppression = 'answer_no' | 'duplicate';
 

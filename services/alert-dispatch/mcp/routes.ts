@@ -101,8 +101,10 @@ export function mcpRoutes(manager: McpManager, prefix = '/api/v1'): RouteSpec[] 
         'the server, 502 other server errors, 504 time-out.',
       tags: ['mcp'],
       request: {
-        params: Joi.object({ name: Joi.string().max(200).required() }),
-        body: Joi.object({ arguments: Joi.object().unknown(true).default({}) }),
+        params: Joi.object<{ name: string }, true>({ name: Joi.string().max(200).required() }),
+        body: Joi.object<{ arguments: Record<string, unknown> }, true>({
+          arguments: Joi.object().unknown(true).default({}),
+        }),
       },
       responses: {
         200: { description: 'Tool result', schema: invokeResult },
@@ -114,7 +116,7 @@ export function mcpRoutes(manager: McpManager, prefix = '/api/v1'): RouteSpec[] 
       },
       mapError: mapMcpError,
       handler: async (ctx) => {
-        const name: string = ctx.state.params.name;
+        const name = ctx.state.params.name;
         const tool = manager.tools().find((t) => t.name === name);
         // A client that goes away cancels the call on the MCP server too.
         const abort = new AbortController();
@@ -124,7 +126,7 @@ export function mcpRoutes(manager: McpManager, prefix = '/api/v1'): RouteSpec[] 
         ctx.res.once('close', onClose);
         const started = performance.now();
         try {
-          const result = await manager.invoke(name, ctx.state.body.arguments ?? {}, abort.signal);
+          const result = await manager.invoke(name, ctx.state.body.arguments, abort.signal);
           const body: Record<string, unknown> = {
             name,
             server: tool?.server,

@@ -81,9 +81,11 @@ export function dispatchRoutes(dispatcher: Dispatcher, intake: DispatchQueue, cl
       },
       handler: async (ctx) => {
         // The validated body is this request's own object: complete it in place.
-        const request = ctx.state.body as ActionRequest;
-        request.event_id ??= randomUUID();
-        request.timestamp ??= isoWithOffset(clock());
+        const body = ctx.state.body;
+        const request: ActionRequest = Object.assign(body, {
+          event_id: body.event_id ?? randomUUID(),
+          timestamp: body.timestamp ?? isoWithOffset(clock()),
+        });
         ctx.body = await dispatcher.dispatch(request);
       },
     }),

@@ -5,7 +5,7 @@ import type { Logger } from '../../lib/log/index.js';
 import { isoWithOffset, type Clock } from '../dispatch/clock.js';
 import { runTool, type RetryPolicy } from '../dispatch/run-tool.js';
 import { actionRequestSchema, toolNameSchema } from '../dispatch/schemas.js';
-import type { ActionRequest } from '../dispatch/types.js';
+import type { ActionRequest, ReceivedActionRequest } from '../dispatch/types.js';
 import type { SubscriptionStore } from '../subscriptions/subscription-store.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { errorBody, toolInfoBody } from './response-schemas.js';
@@ -26,7 +26,13 @@ const invocationAlertSchema = actionRequestSchema.fork(['source_id', 'alert_name
   s.optional().default('manual'),
 );
 
-const invokeBody = Joi.object({
+/** The body of POST /tools/{name}/invoke, as validated. */
+interface InvokeBody {
+  arguments: Record<string, unknown>;
+  alert: ReceivedActionRequest;
+}
+
+const invokeBody = Joi.object<InvokeBody, true>({
   arguments: Joi.object()
     .unknown(true)
     .default({})
@@ -107,7 +113,7 @@ export function toolRoutes(deps: ToolRouteDeps): RouteSpec[] {
         '`success` false when the tool ran and failed; 403 when it refused its arguments (a webhook URL outside ' +
         'WEBHOOK_URL_ALLOW) and sent nothing. MCP tools are invoked through /api/v1/mcp/tools/{name}/invoke.',
       tags: ['tools'],
-      request: { params: Joi.object({ name: toolNameSchema.required() }), body: invokeBody },
+      request: { params: Joi.object<{ name: string }, true>({ name: toolNameSchema.required() }), body: invokeBody },
       responses: {
         200: { description: 'The tool ran', schema: invokeResult },
         403: {
@@ -119,17 +125,17 @@ export function toolRoutes(deps: ToolRouteDeps): RouteSpec[] {
         422: { description: 'Invalid body', schema: errorBody },
       },
       handler: async (ctx) => {
-        const name = ctx.state.params.name as string;
+        const name = ctx.state.params.name;
         const tool = deps.registry.builtin(name);
         if (!tool) {
           const hint = deps.registry.get(name) ? ' (an MCP tool: use /api/v1/mcp/tools/{name}/invoke)' : '';
           throw new HttpError(404, `Unknown built-in tool: ${name}${hint}`);
         }
-        const args = ctx.state.body.arguments as Record<string, unknown>;
+        const args = ctx.state.body.arguments;
         if (!tool.runnable(args)) {
           throw new HttpError(409, `Tool ${name} is disabled: set ${tool.requiresEnv.join(', ')}`);
         }
-        const alert = ctx.state.body.alert as ActionRequest;
+        const alert = ctx.state.body.alert;
         const request: ActionRequest = {
           ...alert,
           event_id: alert.event_id ?? randomUUID(),
