@@ -1,5 +1,11 @@
 import Joi from 'joi';
-import { defineRoute, requestSignal, type RouteContext, type RouteSpec } from '../../lib/http/index.js';
+import {
+  defineRoute,
+  requestSignal,
+  type RouteContext,
+  type RouteSpec,
+  type Undeclared,
+} from '../../lib/http/index.js';
 import { AnalysisError, errorBodySchema } from '../errors.js';
 import type { AnalysisRequest, FrameAnalyzer } from '../analysis/frame-analyzer.js';
 import { decodeFrame, FrameRejection } from '../frames/decode-frame.js';
@@ -21,7 +27,16 @@ export interface AnalyzeRouteDeps {
 
 const SAFE_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
-const fieldsSchema = Joi.object({
+/** The text fields of an analysis form, as validated. */
+interface AnalyzeFields {
+  entity_id: string;
+  pattern_id?: string;
+  vlm_enabled?: boolean;
+  request_id?: string;
+  timestamps_ms?: string;
+}
+
+const fieldsSchema = Joi.object<AnalyzeFields, true>({
   entity_id: Joi.string().trim().min(1).max(256).required().description('Unique entity identifier'),
   pattern_id: Joi.string().trim().min(1).max(64).description('Pattern to detect; omitted: every enabled pattern runs'),
   vlm_enabled: Joi.boolean()
@@ -74,16 +89,10 @@ function parseTimestamps(raw: string, count: number): number[] {
 }
 
 /** Validates the text fields; one 422 names every invalid field. */
-function readFields(fields: Record<string, string>) {
+function readFields(fields: Record<string, string>): AnalyzeFields {
   const { value, error } = fieldsSchema.validate(fields, { abortEarly: false, convert: true });
   if (error) throw validationError(error.details.map((d) => d.message).join('; '));
-  return value as {
-    entity_id: string;
-    pattern_id?: string;
-    vlm_enabled?: boolean;
-    request_id?: string;
-    timestamps_ms?: string;
-  };
+  return value;
 }
 
 function choosePatterns(all: Pattern[], id: string | undefined): Pattern[] {
@@ -101,7 +110,7 @@ function choosePatterns(all: Pattern[], id: string | undefined): Pattern[] {
 
 /** POST /analyze/batch: the contract's multipart endpoint. */
 export function analyzeRoute(deps: AnalyzeRouteDeps): RouteSpec {
-  const handle = async (ctx: RouteContext) => {
+  const handle = async (ctx: RouteContext<Undeclared, Undeclared, Undeclared>) => {
     if (!isMultipartForm(ctx.req)) {
       throw new AnalysisError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be multipart/form-data');
     }
@@ -142,7 +151,8 @@ export function analyzeRoute(deps: AnalyzeRouteDeps): RouteSpec {
     summary: 'Analyse several frames of one entity: poses, a behaviour pattern, optional VLM confirmation',
     tags: ['analysis'],
     request: {
-      multipart: fieldsSchema.keys({
+      // append (keys() for a non-empty map) takes keys beyond AnalyzeFields: the files are read apart from the fields.
+      multipart: fieldsSchema.append<AnalyzeFields & { [FRAMES_FIELD]: unknown[] }>({
         [FRAMES_FIELD]: Joi.array()
           .items(Joi.any().meta({ swaggerType: 'file' }))
           .required()

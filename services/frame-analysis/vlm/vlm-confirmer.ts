@@ -44,7 +44,7 @@ function pick<T>(items: T[], max: number): T[] {
 /** Reads the verdict out of the model's text; the model may wrap its JSON in a code fence. */
 function parseVerdict(content: string): VlmVerdict {
   const json = /\{[\s\S]*\}/.exec(content)?.[0];
-  let parsed: any;
+  let parsed: { confirmed?: unknown; confidence?: unknown; reasoning?: unknown } | undefined;
   try {
     parsed = json ? JSON.parse(json) : undefined;
   } catch {
