@@ -32,10 +32,11 @@ const sourceName = (what: string) =>
     });
 
 /** The joi schema of `metadata` (the known keys; extras pass through to `captionMetadata`). */
-export function metadataSchema(maxCaptionChars: number): Joi.ObjectSchema {
+export function metadataSchema(maxCaptionChars: number): Joi.ObjectSchema<CaptionMetadataInput> {
   const resultRequired = 'metadata.result (the caption text) is required and cannot be empty';
   return (
-    Joi.object({
+    // Keys checked against the known fields; the extras pass unchecked (.unknown(true)).
+    Joi.object<CaptionMetadataInput, true, KnownCaptionMetadata>({
       result: Joi.string()
         .trim()
         .min(1)
@@ -57,7 +58,7 @@ export function metadataSchema(maxCaptionChars: number): Joi.ObjectSchema {
         .description('Capture time, Unix epoch; s, ms, µs or ns told apart by magnitude. Omitted: the time received'),
       timestamp_seconds: Joi.number().min(0).description('Position in the stream, seconds (stored as is)'),
       frame_id: Joi.number().integer().min(0).description('Frame number in its stream'),
-      resolution: Joi.object({
+      resolution: Joi.object<CaptionResolution, true>({
         height: Joi.number()
           .integer()
           .min(1)
@@ -83,16 +84,26 @@ export function metadataSchema(maxCaptionChars: number): Joi.ObjectSchema {
   );
 }
 
-/** Validated `metadata`: the known keys typed, extras as sent. */
-export interface CaptionMetadataInput {
+/** Frame size in pixels. */
+interface CaptionResolution {
+  height: number;
+  width: number;
+}
+
+/** The metadata keys with a meaning of their own, validated. */
+interface KnownCaptionMetadata {
   result: string;
   timestamp?: number;
   timestamp_seconds?: number;
   frame_id?: number;
-  resolution?: { height: number; width: number };
+  resolution?: CaptionResolution;
   img_format?: string;
   camera?: string;
   run_id?: string;
+}
+
+/** Validated `metadata`: the known keys typed, extras as sent. */
+export interface CaptionMetadataInput extends KnownCaptionMetadata {
   [extra: string]: unknown;
 }
 

@@ -4,9 +4,14 @@ import { answerQuestion, type AnswerDeps } from '../chat/answer-question.js';
 import { ChatEventStream } from '../chat/event-stream.js';
 import { errorBodySchema, INPUT_REQUIRED, NO_CONTROL_CHARACTERS } from '../errors.js';
 
+/** The chat request as validated: the question (other fields are allowed and ignored). */
+export interface ChatRequest {
+  input: string;
+}
+
 /** The chat request schema; every failure is the contract's detail. */
-export function chatRequestSchema(maxQuestionChars: number): Joi.ObjectSchema {
-  return Joi.object({
+export function chatRequestSchema(maxQuestionChars: number): Joi.ObjectSchema<ChatRequest> {
+  return Joi.object<ChatRequest, true>({
     input: Joi.string()
       .trim()
       .min(1)
@@ -55,7 +60,7 @@ export function chatRoute(deps: AnswerDeps, maxQuestionChars: number): RouteSpec
       422: { description: 'input missing or empty', schema: errorBodySchema },
     },
     handler: async (ctx) => {
-      const { input } = ctx.state.body as { input: string };
+      const { input } = ctx.state.body;
       const signal = requestSignal(ctx);
       const stream = new ChatEventStream(openSseResponse(ctx));
       await answerQuestion(deps, input, stream, signal, ctx.state.requestId);

@@ -7,9 +7,15 @@ import { EMBEDDING_FAILED, errorBodySchema, IMAGE_DATA_REQUIRED } from '../error
 import type { CaptionIngest, IngestResult } from '../ingest/caption-ingest.js';
 import { metadataSchema, type CaptionMetadataInput } from '../ingest/caption-metadata.js';
 
+/** The embedding request as validated (other top-level fields are allowed and ignored). */
+export interface EmbeddingRequest {
+  image_data: string;
+  metadata: CaptionMetadataInput;
+}
+
 /** The request body schema: the contract's fields, each failure phrased as the contract's detail. */
-export function embeddingRequestSchema(maxCaptionChars: number): Joi.ObjectSchema {
-  return Joi.object({
+export function embeddingRequestSchema(maxCaptionChars: number): Joi.ObjectSchema<EmbeddingRequest> {
+  return Joi.object<EmbeddingRequest, true>({
     image_data: Joi.string()
       .trim()
       .min(1)
@@ -60,7 +66,7 @@ export function embeddingsRoute(ingest: CaptionIngest, maxCaptionChars: number, 
       503: { description: 'Embedding processing failed: storage is unavailable', schema: errorBodySchema },
     },
     handler: async (ctx) => {
-      const body = ctx.state.body as { image_data: string; metadata: CaptionMetadataInput };
+      const body = ctx.state.body;
       let result: IngestResult;
       try {
         result = await ingest.ingest(body.image_data, body.metadata);

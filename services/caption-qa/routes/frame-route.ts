@@ -12,7 +12,7 @@ export function frameRoute(frames: KeptFrames): RouteSpec {
     summary: 'The kept frame of a caption, as it was sent (JPEG, PNG, WebP or GIF)',
     tags: ['frames'],
     request: {
-      params: Joi.object({
+      params: Joi.object<{ id: string }, true>({
         id: Joi.string().lowercase().pattern(CAPTION_ID_PATTERN).required().messages({
           'string.pattern.base': 'The frame id must be a caption id (a UUID)',
         }),
@@ -27,7 +27,7 @@ export function frameRoute(frames: KeptFrames): RouteSpec {
     mapError: (error) =>
       error instanceof StorageUnavailableError ? new HttpError(503, 'The frame store is unavailable') : undefined,
     handler: async (ctx) => {
-      const frame = await frames.open(ctx.state.params.id as string);
+      const frame = await frames.open(ctx.state.params.id);
       if (!frame) throw new HttpError(404, 'No frame is kept for this caption');
       ctx.type = frame.contentType;
       ctx.length = frame.size;
