@@ -70,4 +70,14 @@ export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
       start: (config, { logger }) => startCaptionQaFrom(config, logger),
     };
   },
+  // Rules and watchers are resources (CameraRule, CameraWatcher) in the control plane, shared by every replica.
+  'camera-rules': async () => {
+    const { cameraRulesSettings, loadCameraRulesConfig } = await import('../services/camera-rules/config.js');
+    const { startCameraRulesFrom } = await import('../services/camera-rules/main.js');
+    return {
+      settings: cameraRulesSettings,
+      loadConfig: loadCameraRulesConfig,
+      start: (config, { logger, controlPlane }) => startCameraRulesFrom(config, controlPlane, logger),
+    };
+  },
 };

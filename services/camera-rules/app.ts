@@ -1,0 +1,46 @@
+import { createHttpApp, type HttpApp } from '../lib/http/index.js';
+import type { Logger } from '../lib/log/index.js';
+import { cameraRulesErrorStyle, mapCameraRulesError } from './errors.js';
+import type { Probe } from './health/reachability.js';
+import type { Recorder } from './recorder/recorder.js';
+import { API_VERSION, healthRoutes } from './routes/health-route.js';
+import { recorderRoutes } from './routes/recorder-routes.js';
+
+/** Everything the HTTP surface needs; main.ts builds the real ones, tests their own. */
+export interface CameraRulesDeps {
+  logger: Logger;
+  recorder: Recorder;
+  /** Whether dataprep (the search service) answers. */
+  search: Probe;
+  /** Whether alert-dispatch answers. */
+  alerts: Probe;
+  /** Whether the broker Frigate publishes on is connected; undefined without one. */
+  broker?: Probe;
+}
+
+/** Builds the camera-rules Koa app (no listen). The contract's paths have no base path. */
+export function createApp(deps: CameraRulesDeps): HttpApp {
+  return createHttpApp({
+    info: {
+      title: 'Argus camera rules',
+      version: API_VERSION,
+      description:
+        'Rules that map object-detection labels to actions per camera, cameras and events from a network video ' +
+        'recorder (Frigate, or a recordings directory in its layout), per-camera watchers and rule results.',
+    },
+    service: 'camera-rules',
+    logger: deps.logger,
+    errors: cameraRulesErrorStyle(),
+    mapError: mapCameraRulesError,
+    routes: [
+      ...healthRoutes({
+        recorderKind: deps.recorder.kind,
+        recorder: (signal) => deps.recorder.reachability(signal),
+        search: deps.search,
+        alerts: deps.alerts,
+        broker: deps.broker,
+      }),
+      ...recorderRoutes(deps.recorder),
+    ],
+  });
+}

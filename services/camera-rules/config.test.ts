@@ -1,0 +1,55 @@
+import path from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { ConfigError } from '../lib/config/index.js';
+import { loadCameraRulesConfig } from './config.js';
+
+describe('loadCameraRulesConfig', () => {
+  it('defaults to port 8001 and the recordings directory under the data dir', () => {
+    const config = loadCameraRulesConfig({ ARGUS_DATA_DIR: '/data' });
+    expect(config).toMatchObject({
+      host: '127.0.0.1',
+      port: 8001,
+      dataDir: path.resolve('/data/camera-rules'),
+      recorder: { kind: 'directory', dir: path.resolve('/data/camera-rules/recordings') },
+      dataprepUrl: 'http://127.0.0.1:6007/v1/dataprep',
+      alertDispatchUrl: 'http://127.0.0.1:8000/api/v1',
+    });
+  });
+
+  it('chooses Frigate when its URL is set, with the broker and topic prefix', () => {
+    const config = loadCameraRulesConfig({
+      CAMERA_RULES_FRIGATE_URL: 'http://frigate:5000/',
+      CAMERA_RULES_FRIGATE_TOPIC_PREFIX: 'nvr',
+      MQTT_BROKER: 'mqtt://broker:1883',
+    });
+    expect(config.recorder).toEqual({
+      kind: 'frigate',
+      url: 'http://frigate:5000',
+      token: undefined,
+      timeoutMs: 5000,
+      topicPrefix: 'nvr',
+      mqttBroker: 'mqtt://broker:1883',
+    });
+  });
+
+  it('refuses unknown names under its prefixes, bad values and both recorders at once, listing every problem', () => {
+    let error: unknown;
+    try {
+      loadCameraRulesConfig({
+        CAMERA_RULES_PORTT: '1',
+        CAMERA_RULES_PORT: 'x',
+        CAMERA_RULES_FRIGATE_URL: 'http://frigate:5000',
+        CAMERA_RULES_RECORDINGS_DIR: '/rec',
+        CAMERA_RULES_FRIGATE_TOPIC_PREFIX: 'a/#',
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    expect(problems).toMatch(/CAMERA_RULES_PORTT is not a known setting/);
+    expect(problems).toMatch(/CAMERA_RULES_PORT/);
+    expect(problems).toMatch(/CAMERA_RULES_FRIGATE_URL.*CAMERA_RULES_RECORDINGS_DIR|conflict/);
+    expect(problems).toMatch(/CAMERA_RULES_FRIGATE_TOPIC_PREFIX/);
+  });
+});

@@ -1,0 +1,97 @@
+import path from 'node:path';
+import Joi from 'joi';
+import { envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
+
+/** Where cameras and their events come from: a Frigate NVR, or a recordings directory in Frigate's layout. */
+export type RecorderConfig =
+  | {
+      kind: 'frigate';
+      /** Frigate's HTTP root, e.g. `http://frigate:5000` (no trailing `/`). */
+      url: string;
+      /** Sent as `Authorization: Bearer …` when set (Frigate's authenticated port, or a proxy in front of it). */
+      token?: string;
+      /** Bound of one request to Frigate, milliseconds. */
+      timeoutMs: number;
+      /** Frigate's MQTT topic prefix (`mqtt.topic_prefix` in its config). */
+      topicPrefix: string;
+      /** The broker Frigate publishes on; undefined: events are only read over HTTP. */
+      mqttBroker?: string;
+    }
+  | {
+      kind: 'directory';
+      /** Root of `YYYY-MM-DD/HH/<camera>/MM.SS.mp4` (UTC). */
+      dir: string;
+    };
+
+/** Validated settings of the camera-rules service. */
+export interface CameraRulesConfig {
+  platform: PlatformConfig;
+  host: string;
+  port: number;
+  /** State of this service under the data dir (the default recordings directory). */
+  dataDir: string;
+  recorder: RecorderConfig;
+  /** dataprep's API root (its base path included): health, ingest and search. */
+  dataprepUrl: string;
+  /** alert-dispatch's API root (`/api/v1` included): alerts go to `{alertDispatchUrl}/alerts`. */
+  alertDispatchUrl: string;
+  /** Bound of one request to dataprep or alert-dispatch, milliseconds. */
+  serviceTimeoutMs: number;
+}
+
+const OWNED_PREFIXES = ['CAMERA_RULES_', 'MQTT_'];
+
+const httpUrl = () => Joi.string().uri({ scheme: ['http', 'https'] });
+
+const schema = Joi.object({
+  ...platformEnvSchema,
+  CAMERA_RULES_HOST: Joi.string().default('127.0.0.1'),
+  // 8001, not the contract's 8000: under `argus up` alert-dispatch listens on 8000 in the same process.
+  CAMERA_RULES_PORT: envPort().default(8001),
+  CAMERA_RULES_DATA_DIR: Joi.string(),
+  CAMERA_RULES_FRIGATE_URL: httpUrl().description('Frigate HTTP root; set, Frigate is the recorder'),
+  CAMERA_RULES_FRIGATE_TOKEN: Joi.string().description('Bearer token for Frigate (never logged)'),
+  CAMERA_RULES_FRIGATE_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(5000),
+  CAMERA_RULES_FRIGATE_TOPIC_PREFIX: Joi.string()
+    .pattern(/^[^#+\s]+$/)
+    .max(128)
+    .default('frigate'),
+  CAMERA_RULES_RECORDINGS_DIR: Joi.string().description('Recordings in Frigate layout, when no Frigate is configured'),
+  CAMERA_RULES_DATAPREP_URL: httpUrl().default('http://127.0.0.1:6007/v1/dataprep'),
+  CAMERA_RULES_ALERT_DISPATCH_URL: httpUrl().default('http://127.0.0.1:8000/api/v1'),
+  CAMERA_RULES_SERVICE_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(10_000),
+  MQTT_BROKER: Joi.string().uri({ scheme: ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'] }),
+}).oxor('CAMERA_RULES_FRIGATE_URL', 'CAMERA_RULES_RECORDINGS_DIR');
+
+const trimSlash = (url: string) => url.replace(/\/+$/, '');
+
+/** What camera-rules reads from the environment, and the prefixes it owns (MQTT_* shared with alert-dispatch). */
+export const cameraRulesSettings: SettingsScope = { schema, prefixes: OWNED_PREFIXES };
+
+/** Reads the service's settings from `env` (the only place process.env reaches); throws ConfigError listing every problem. */
+export function loadCameraRulesConfig(env: NodeJS.ProcessEnv): CameraRulesConfig {
+  const c = loadConfig<Record<string, any>>('camera-rules', schema, env, OWNED_PREFIXES);
+  const platform = toPlatformConfig(c);
+  const dataDir = path.resolve(c.CAMERA_RULES_DATA_DIR ?? path.join(platform.dataDir, 'camera-rules'));
+  const recorder: RecorderConfig = c.CAMERA_RULES_FRIGATE_URL
+    ? {
+        kind: 'frigate',
+        url: trimSlash(c.CAMERA_RULES_FRIGATE_URL),
+        token: c.CAMERA_RULES_FRIGATE_TOKEN,
+        timeoutMs: c.CAMERA_RULES_FRIGATE_TIMEOUT_MS,
+        topicPrefix: c.CAMERA_RULES_FRIGATE_TOPIC_PREFIX,
+        mqttBroker: c.MQTT_BROKER,
+      }
+    : { kind: 'directory', dir: path.resolve(c.CAMERA_RULES_RECORDINGS_DIR ?? path.join(dataDir, 'recordings')) };
+  return {
+    platform,
+    host: c.CAMERA_RULES_HOST,
+    port: c.CAMERA_RULES_PORT,
+    dataDir,
+    recorder,
+    dataprepUrl: trimSlash(c.CAMERA_RULES_DATAPREP_URL),
+    alertDispatchUrl: trimSlash(c.CAMERA_RULES_ALERT_DISPATCH_URL),
+    serviceTimeoutMs: c.CAMERA_RULES_SERVICE_TIMEOUT_MS,
+  };
+}

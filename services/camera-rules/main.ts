@@ -1,0 +1,66 @@
+import type { ServiceControlPlane } from '../../operator/ports/index.js';
+import { listen, type StopOptions } from '../lib/http/index.js';
+import { createLogger, type Logger } from '../lib/log/index.js';
+import { createApp } from './app.js';
+import { loadCameraRulesConfig, type CameraRulesConfig } from './config.js';
+import { httpProbe } from './health/reachability.js';
+import { createRecorder } from './recorder/create-recorder.js';
+
+/** A running camera-rules service. */
+export interface RunningCameraRules {
+  url: string;
+  /** Stops accepting, ends in-flight requests, then disconnects from the recorder and its broker. */
+  close(options?: StopOptions): Promise<void>;
+}
+
+/** Starts camera-rules from `env`: validates the configuration, opens the recorder, listens. */
+export async function startCameraRules(
+  env: NodeJS.ProcessEnv,
+  controlPlane: ServiceControlPlane,
+  logger?: Logger,
+): Promise<RunningCameraRules> {
+  return startCameraRulesFrom(loadCameraRulesConfig(env), controlPlane, logger);
+}
+
+/**
+ * Starts the service from its validated configuration: the recorder adapter the configuration names (Frigate when
+ * CAMERA_RULES_FRIGATE_URL is set, else the recordings directory), health probes of dataprep and alert-dispatch,
+ * then listens on CAMERA_RULES_HOST:CAMERA_RULES_PORT.
+ */
+export async function startCameraRulesFrom(
+  config: CameraRulesConfig,
+  _controlPlane: ServiceControlPlane,
+  logger?: Logger,
+): Promise<RunningCameraRules> {
+  const { platform } = config;
+  const log = logger ?? createLogger({ service: 'camera-rules', level: platform.logLevel, json: platform.logJson });
+  const recorder = createRecorder(config.recorder, log);
+  try {
+    const { app } = createApp({
+      logger: log,
+      recorder,
+      search: httpProbe(`${config.dataprepUrl}/health`, config.serviceTimeoutMs),
+      alerts: httpProbe(`${config.alertDispatchUrl}/health`, config.serviceTimeoutMs),
+    });
+    const server = await listen(app, {
+      port: config.port,
+      host: config.host,
+      logger: log,
+      name: 'camera-rules',
+      graceMs: platform.shutdownGraceMs,
+    });
+    log.info('camera rules ready', { url: server.url, recorder: recorder.kind });
+    let closing: Promise<void> | undefined;
+    return {
+      url: server.url,
+      close: (options) =>
+        (closing ??= (async () => {
+          await server.close(options);
+          await recorder.close();
+        })()),
+    };
+  } catch (error) {
+    await recorder.close();
+    throw error;
+  }
+}

@@ -1,0 +1,72 @@
+/** A camera the recorder knows and the object labels it tracks. */
+export interface Camera {
+  name: string;
+  /** Labels the recorder tracks on it (Frigate's `objects.track`, default `["person"]`). */
+  labels: string[];
+}
+
+/** One recorder event, in Frigate's `/api/events` shape (times are Unix seconds, fractional). */
+export interface RecorderEvent {
+  id: string;
+  camera: string;
+  label: string;
+  sub_label: string | null;
+  zones: string[];
+  start_time: number;
+  /** null while the event is in progress. */
+  end_time: number | null;
+  has_clip: boolean;
+  has_snapshot: boolean;
+  top_score: number | null;
+  /** Frigate's `data`: `box`, `region`, `score`, `top_score`, `type`, `description` (GenAI), … */
+  data: Record<string, unknown>;
+}
+
+/** Which events `events()` lists: one camera, start time strictly after/before, newest first, at most `limit`. */
+export interface EventQuery {
+  camera: string;
+  after?: number;
+  before?: number;
+  limit: number;
+}
+
+/** Whether the recorder answers, in words for `/health`. */
+export interface RecorderReachability {
+  reachable: boolean;
+  detail: string;
+}
+
+/** The recorder did not answer, or answered something unusable; routes answer 502 with its message. */
+export class RecorderUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RecorderUnavailableError';
+  }
+}
+
+/** The clip or snapshot asked for is not there (yet): Frigate has not moved the segments out of its cache. */
+export class MediaNotReadyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MediaNotReadyError';
+  }
+}
+
+/**
+ * The network video recorder camera-rules reads: its cameras, their events and the media of an event. Two adapters:
+ * Frigate over its HTTP API (FrigateRecorder) and a recordings directory in Frigate's layout (DirectoryRecorder).
+ */
+export interface Recorder {
+  /** `frigate` or `directory`, named in health. */
+  readonly kind: string;
+  /** Every camera with its tracked labels; RecorderUnavailableError when the recorder does not answer. */
+  cameras(signal?: AbortSignal): Promise<Camera[]>;
+  /** Events of one camera, newest first. */
+  events(query: EventQuery, signal?: AbortSignal): Promise<RecorderEvent[]>;
+  /** An MP4 clip of `camera` between two Unix times (seconds); MediaNotReadyError when no recording covers it yet. */
+  clip(camera: string, start: number, end: number, signal?: AbortSignal): Promise<Buffer>;
+  /** The event's JPEG snapshot; MediaNotReadyError when it has none (yet). */
+  snapshot(event: RecorderEvent, signal?: AbortSignal): Promise<Buffer>;
+  reachability(signal?: AbortSignal): Promise<RecorderReachability>;
+  close(): Promise<void>;
+}
