@@ -7,7 +7,8 @@ import {
 import { updateStatusWithRetry, type ResourceStore, type Worker } from '../../../operator/ports/index.js';
 import { DataprepError, isBackendFailure, STORAGE_UNAVAILABLE_MESSAGE } from '../errors.js';
 import type { DataprepServices } from '../runtime/services.js';
-import { ingestItem, ItemSkipped } from './ingest-item.js';
+import { ingestItem } from './ingest-item.js';
+import { ItemSkipped } from './item-sources.js';
 
 /**
  * A shard runs its items in order, so when an attempt stops at most two of them lack a stored result: the one running

@@ -25,7 +25,7 @@ export const DATAPREP_BASE_PATH = '/v1/dataprep';
 const MB = 1024 * 1024;
 
 /** The contract's fixed limits; URL bounds come from configuration. */
-export function defaultLimits(deps: Pick<DataprepDeps, 'config'>): DataprepLimits {
+function defaultLimits(deps: Pick<DataprepDeps, 'config'>): DataprepLimits {
   return {
     uploadMaxBytes: 500 * MB,
     ingestMaxBytes: 50 * MB,
