@@ -13,6 +13,22 @@ const EXCERPT_CHARS = 200;
 const MAX_ANSWER_BYTES = 16 << 20;
 
 /**
+ * A chat-completions body, stream chunk or error body as far as the client reads it. The LLM may send any JSON: every
+ * read is guarded (`?.`, `typeof`, `Array.isArray`), so another shape reads as a missing field.
+ */
+interface CompletionWire {
+  error?: string | { message?: unknown };
+  detail?: unknown;
+  message?: unknown;
+  choices?: Array<{ message?: { content?: unknown; tool_calls?: unknown }; delta?: { content?: unknown } }>;
+}
+
+/** One entry of an answer's `tool_calls`, as far as the client reads it (guarded like CompletionWire). */
+interface ToolCallWire {
+  function?: { name?: unknown; arguments?: unknown };
+}
+
+/**
  * A client of an OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, OVMS, llama.cpp server, Ollama): POST
  * `{baseUrl}/chat/completions`, `Authorization: Bearer <key>` only when a key is set. Every failure is an LlmError
  * whose message never holds the key.
@@ -118,7 +134,7 @@ export class ChatCompletionsClient {
 
   /** The assistant message of a whole (non-streamed) chat completion body. */
   private wholeAnswer(text: string): ChatAnswer {
-    let body: any;
+    let body: CompletionWire | null;
     try {
       body = JSON.parse(text);
     } catch {
@@ -143,7 +159,7 @@ export class ChatCompletionsClient {
 
   /** The content delta of one stream chunk ('' when it carries none: a role, a finish reason, usage). */
   private delta(data: string): string {
-    let chunk: any;
+    let chunk: CompletionWire | null;
     try {
       chunk = JSON.parse(data);
     } catch {
@@ -155,7 +171,8 @@ export class ChatCompletionsClient {
   }
 
   /** The message inside an OpenAI-style error body (`{error:{message}}`, `{error:"..."}`, `{detail}`), excerpted. */
-  private upstreamMessage(body: any): string {
+  private upstreamMessage(parsed: unknown): string {
+    const body = parsed as CompletionWire | null | undefined;
     const error = body?.error;
     const message = typeof error === 'string' ? error : (error?.message ?? body?.detail ?? body?.message);
     return typeof message === 'string' ? this.excerpt(message) : '';
@@ -218,7 +235,8 @@ function functionTool(tool: ChatTool): unknown {
 
 /** The function calls of an answer; entries without a function name are not calls. */
 function toolCalls(raw: unknown[]): ChatToolCall[] {
-  return raw.flatMap((call: any) =>
-    typeof call?.function?.name === 'string' ? [{ name: call.function.name, arguments: call.function.arguments }] : [],
-  );
+  return raw.flatMap((call) => {
+    const fn = (call as ToolCallWire | null)?.function;
+    return typeof fn?.name === 'string' ? [{ name: fn.name, arguments: fn.arguments }] : [];
+  });
 }

@@ -78,7 +78,7 @@ export class BatchedConsoleTransport extends TransportStream {
     this.err = bufferFor(streams.stderr);
   }
 
-  override log(info: any, callback: () => void): void {
+  override log(info: Record<symbol, unknown>, callback: () => void): void {
     const level = info[LEVEL];
     const line = `${String(info[MESSAGE])}\n`;
     if (level === 'error') {

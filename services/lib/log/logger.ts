@@ -33,13 +33,15 @@ function toJson(record: Record<string, unknown>): string {
   try {
     return JSON.stringify(record);
   } catch {
-    return (safeJson.transform({ ...record } as winston.Logform.TransformableInfo, safeJson.options) as any)[MESSAGE];
+    // The json format always returns the record it was given, its line under MESSAGE.
+    const formatted = safeJson.transform({ ...record } as winston.Logform.TransformableInfo, safeJson.options);
+    return (formatted as winston.Logform.TransformableInfo)[MESSAGE] as string;
   }
 }
 
 /** One JSON object per line. */
 const jsonLine = winston.format((info) => {
-  (info as any)[MESSAGE] = toJson(info);
+  info[MESSAGE] = toJson(info);
   return info;
 });
 

@@ -76,7 +76,7 @@ function guardedLookup(policy: OutboundPolicy, resolve: Resolver): LookupFunctio
           callback(error as OutboundError, '', 0);
           return;
         }
-        if (options.all) (callback as any)(null, usable);
+        if (options.all) callback(null, usable);
         else callback(null, usable[0].address, usable[0].family);
       },
       (error: NodeJS.ErrnoException) =>
