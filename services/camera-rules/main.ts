@@ -34,13 +34,19 @@ export async function startCameraRulesFrom(
 ): Promise<RunningCameraRules> {
   const { platform } = config;
   const log = logger ?? createLogger({ service: 'camera-rules', level: platform.logLevel, json: platform.logJson });
-  const recorder = createRecorder(config.recorder, log);
+  const { recorder, feed } = createRecorder(config.recorder, log);
+  feed?.start();
+  const release = async () => {
+    await feed?.close();
+    await recorder.close();
+  };
   try {
     const { app } = createApp({
       logger: log,
       recorder,
       search: httpProbe(`${config.dataprepUrl}/health`, config.serviceTimeoutMs),
       alerts: httpProbe(`${config.alertDispatchUrl}/health`, config.serviceTimeoutMs),
+      broker: feed ? async () => feed.reachability() : undefined,
     });
     const server = await listen(app, {
       port: config.port,
@@ -56,11 +62,11 @@ export async function startCameraRulesFrom(
       close: (options) =>
         (closing ??= (async () => {
           await server.close(options);
-          await recorder.close();
+          await release();
         })()),
     };
   } catch (error) {
-    await recorder.close();
+    await release();
     throw error;
   }
 }

@@ -1,14 +1,28 @@
 import type { Logger } from '../../lib/log/index.js';
 import type { RecorderConfig } from '../config.js';
 import { DirectoryRecorder } from './directory-recorder.js';
+import { FrigateEventFeed } from './frigate-events.js';
+import { FrigateRecorder } from './frigate-recorder.js';
 import type { Recorder } from './recorder.js';
 
-/** The adapter the configuration names (main.ts's choice, kept here so the worker makes the same one). */
-export function createRecorder(config: RecorderConfig, _logger: Logger): Recorder {
+/** The recorder adapter the configuration names, and Frigate's MQTT feed when a broker is configured. */
+export interface RecorderParts {
+  recorder: Recorder;
+  /** Frigate's MQTT messages; undefined for the directory or without MQTT_BROKER. Not started. */
+  feed?: FrigateEventFeed;
+}
+
+/** main.ts's choice of adapter, kept here so that the watcher worker makes the same one. */
+export function createRecorder(config: RecorderConfig, logger: Logger): RecorderParts {
   switch (config.kind) {
     case 'directory':
-      return new DirectoryRecorder(config.dir);
+      return { recorder: new DirectoryRecorder(config.dir) };
     case 'frigate':
-      throw new Error('the Frigate recorder is not available yet');
+      return {
+        recorder: new FrigateRecorder(config),
+        feed: config.mqttBroker
+          ? new FrigateEventFeed({ broker: config.mqttBroker, topicPrefix: config.topicPrefix, logger })
+          : undefined,
+      };
   }
 }

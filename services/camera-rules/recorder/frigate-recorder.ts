@@ -1,0 +1,193 @@
+import { isObject } from '../../lib/json/index.js';
+import { OutboundError, outboundRequest, UNRESTRICTED, type OutboundResponse } from '../../lib/outbound/index.js';
+import { withoutCredentials } from '../health/reachability.js';
+import {
+  MediaNotReadyError,
+  RecorderUnavailableError,
+  type Camera,
+  type EventQuery,
+  type Recorder,
+  type RecorderEvent,
+  type RecorderReachability,
+} from './recorder.js';
+
+/** Frigate's default `objects.track` when a camera's config names none. */
+export const FRIGATE_DEFAULT_TRACK = ['person'];
+
+/** Largest JSON answer read from Frigate (its whole config for /api/config). */
+const MAX_JSON_BYTES = 16 * 1024 * 1024;
+/** Largest clip or snapshot read from Frigate. */
+const MAX_MEDIA_BYTES = 512 * 1024 * 1024;
+
+/** How to reach one Frigate. */
+export interface FrigateOptions {
+  /** HTTP root, no trailing `/`. */
+  url: string;
+  token?: string;
+  timeoutMs: number;
+}
+
+const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+
+/**
+ * An event from Frigate's `/api/events` (or an MQTT `events` message's `after`, whose zones are `entered_zones` and
+ * whose detection fields sit at the top level) in the port's shape; undefined when it lacks an id, camera or start.
+ */
+export function toRecorderEvent(raw: unknown): RecorderEvent | undefined {
+  if (!isObject(raw)) return undefined;
+  const id = str(raw.id);
+  const camera = str(raw.camera);
+  const start = num(raw.start_time);
+  if (!id || !camera || start === null) return undefined;
+  const zones = Array.isArray(raw.zones) ? raw.zones : Array.isArray(raw.entered_zones) ? raw.entered_zones : [];
+  const data: Record<string, unknown> = isObject(raw.data)
+    ? { ...raw.data }
+    : Object.fromEntries(
+        ['box', 'region', 'score', 'top_score', 'attributes', 'current_zones'].flatMap((key) =>
+          raw[key] === undefined ? [] : [[key, raw[key]]],
+        ),
+      );
+  // sub_label is a string from the API and [name, score] over MQTT.
+  const subLabel = Array.isArray(raw.sub_label) ? str(raw.sub_label[0]) : str(raw.sub_label);
+  return {
+    id,
+    camera,
+    label: str(raw.label) ?? 'unknown',
+    sub_label: subLabel,
+    zones: zones.filter((zone): zone is string => typeof zone === 'string'),
+    start_time: start,
+    end_time: num(raw.end_time),
+    has_clip: raw.has_clip === true,
+    has_snapshot: raw.has_snapshot === true,
+    top_score: num(raw.top_score) ?? num(data.top_score),
+    data,
+  };
+}
+
+/**
+ * Frigate over its HTTP API (`frigate/api/`): `/api/config` for cameras and their `objects.track`, `/api/events`
+ * (camera, after, before, limit; newest first), a clip by time `/api/<camera>/start/<s>/end/<e>/clip.mp4` (400 "No
+ * recordings found" while the segments are still in Frigate's cache) and `/api/events/<id>/snapshot.jpg`. A Frigate
+ * that does not answer, or answers 5xx or something unreadable, is RecorderUnavailableError (502 at the edge).
+ */
+export class FrigateRecorder implements Recorder {
+  readonly kind = 'frigate';
+  private readonly shown: string;
+
+  constructor(private readonly options: FrigateOptions) {
+    this.shown = withoutCredentials(options.url);
+  }
+
+  private async get(path: string, maxBytes: number, signal?: AbortSignal): Promise<OutboundResponse> {
+    try {
+      return await outboundRequest(`${this.options.url}${path}`, {
+        policy: UNRESTRICTED,
+        timeoutMs: this.options.timeoutMs,
+        maxBytes,
+        signal,
+        headers: this.options.token ? { authorization: `Bearer ${this.options.token}` } : {},
+      });
+    } catch (error) {
+      throw this.unavailable(error);
+    }
+  }
+
+  private unavailable(error: unknown): Error {
+    if (error instanceof OutboundError) {
+      return new RecorderUnavailableError(`Frigate at ${this.shown} does not answer: ${error.message}`);
+    }
+    return error as Error;
+  }
+
+  private async json(path: string, signal?: AbortSignal): Promise<unknown> {
+    const response = await this.get(path, MAX_JSON_BYTES, signal);
+    let bytes: Buffer;
+    try {
+      bytes = await response.bytes();
+    } catch (error) {
+      throw this.unavailable(error);
+    }
+    if (response.status !== 200) {
+      throw new RecorderUnavailableError(
+        `Frigate at ${this.shown} answered ${path.split('?')[0]} with HTTP ${response.status}`,
+      );
+    }
+    try {
+      return JSON.parse(bytes.toString('utf8'));
+    } catch {
+      throw new RecorderUnavailableError(`Frigate at ${this.shown} answered ${path.split('?')[0]} with invalid JSON`);
+    }
+  }
+
+  private async media(path: string, what: string, signal?: AbortSignal): Promise<Buffer> {
+    const response = await this.get(path, MAX_MEDIA_BYTES, signal);
+    let bytes: Buffer;
+    try {
+      bytes = await response.bytes();
+    } catch (error) {
+      throw this.unavailable(error);
+    }
+    if (response.status === 200) return bytes;
+    // Frigate answers 400 (clip by time: no recording yet) or 404 (event without snapshot/clip, or not yet found).
+    if (response.status === 400 || response.status === 404) {
+      let message = `HTTP ${response.status}`;
+      try {
+        const body = JSON.parse(bytes.toString('utf8'));
+        if (isObject(body) && typeof body.message === 'string') message = body.message.slice(0, 200);
+      } catch {
+        // not JSON: keep the status
+      }
+      throw new MediaNotReadyError(`Frigate has no ${what} yet (${message})`);
+    }
+    throw new RecorderUnavailableError(`Frigate at ${this.shown} answered the ${what} with HTTP ${response.status}`);
+  }
+
+  async cameras(signal?: AbortSignal): Promise<Camera[]> {
+    const config = await this.json('/api/config', signal);
+    const cameras = isObject(config) && isObject(config.cameras) ? config.cameras : {};
+    return Object.entries(cameras).map(([name, camera]) => {
+      const objects = isObject(camera) && isObject(camera.objects) ? camera.objects : {};
+      const track = Array.isArray(objects.track)
+        ? objects.track.filter((label): label is string => typeof label === 'string')
+        : [...FRIGATE_DEFAULT_TRACK];
+      return { name, labels: track };
+    });
+  }
+
+  async events(query: EventQuery, signal?: AbortSignal): Promise<RecorderEvent[]> {
+    const params = new URLSearchParams({ camera: query.camera, limit: String(query.limit) });
+    if (query.after !== undefined) params.set('after', String(query.after));
+    if (query.before !== undefined) params.set('before', String(query.before));
+    const answer = await this.json(`/api/events?${params}`, signal);
+    if (!Array.isArray(answer))
+      throw new RecorderUnavailableError(`Frigate at ${this.shown} answered events with no list`);
+    return answer.flatMap((raw) => toRecorderEvent(raw) ?? []);
+  }
+
+  clip(camera: string, start: number, end: number, signal?: AbortSignal): Promise<Buffer> {
+    return this.media(
+      `/api/${encodeURIComponent(camera)}/start/${start}/end/${end}/clip.mp4`,
+      `clip of ${camera} for ${start}–${end}`,
+      signal,
+    );
+  }
+
+  snapshot(event: RecorderEvent, signal?: AbortSignal): Promise<Buffer> {
+    return this.media(`/api/events/${encodeURIComponent(event.id)}/snapshot.jpg`, `snapshot of ${event.id}`, signal);
+  }
+
+  async reachability(signal?: AbortSignal): Promise<RecorderReachability> {
+    try {
+      const response = await this.get('/api/version', 64 * 1024, signal);
+      response.discard();
+      return response.status === 200
+        ? { reachable: true, detail: `${this.shown}/api/version answers` }
+        : { reachable: false, detail: `${this.shown}/api/version answered HTTP ${response.status}` };
+    } catch (error) {
+      return { reachable: false, detail: (error as Error).message };
+    }
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,313 @@
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import mqtt, { type MqttClient } from 'mqtt';
+import { makeTestVideo } from '../../../test/support/media.js';
+import { firstFrameJpeg } from '../media/ffmpeg.js';
+
+/** One camera of the fake's config; `track` omitted: Frigate's resolved default `["person"]`. */
+export interface FakeCamera {
+  track?: string[];
+}
+
+/** An event as Frigate's database holds it (what `/api/events` selects). */
+export interface FakeEvent {
+  id: string;
+  camera: string;
+  label: string;
+  sub_label: string | null;
+  zones: string[];
+  start_time: number;
+  end_time: number | null;
+  has_clip: boolean;
+  has_snapshot: boolean;
+  /** Frigate ≥ 0.14 leaves the column null and keeps the score in `data.top_score`. */
+  top_score: number | null;
+  false_positive: boolean | null;
+  plus_id: string | null;
+  retain_indefinitely: boolean;
+  box: number[] | null;
+  data: Record<string, unknown>;
+}
+
+/** What the fake was asked, for tests to check the client's requests. */
+export interface SeenRequest {
+  path: string;
+  query: Record<string, string>;
+  authorization?: string;
+}
+
+const NO_RECORDINGS = { success: false, message: 'No recordings found for the specified time range' };
+
+/**
+ * A Frigate NVR for tests, modelled on Frigate's source (`frigate/api/event.py`, `frigate/api/media.py`) and MQTT docs
+ * (`docs/docs/integrations/mqtt.md`): an HTTP server on 127.0.0.1 with `/api/version`, `/api/config` (resolved:
+ * every camera has `objects.track`), `/api/events` (camera, after, before as strict bounds on start_time, limit
+ * default 100, newest first, Frigate's selected columns), the clip by time (400 "No recordings found" until a
+ * recording covers the window), `/api/events/<id>/snapshot.jpg` and `/api/events/<id>/clip.mp4` (404s in Frigate's
+ * `{success, message}` body), real MP4 and JPEG made by ffmpeg; and Frigate's MQTT messages on a real broker.
+ */
+export class FakeFrigate {
+  readonly events: FakeEvent[] = [];
+  readonly requests: SeenRequest[] = [];
+  /** Recorded spans per camera, `[start, end]` Unix seconds (Frigate's Recordings table). */
+  readonly recordings = new Map<string, Array<[number, number]>>();
+  private server?: http.Server;
+  private port = 0;
+  private mqttClient?: MqttClient;
+
+  constructor(
+    readonly cameras: Record<string, FakeCamera>,
+    private readonly options: { broker?: string; topicPrefix?: string } = {},
+  ) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get prefix(): string {
+    return this.options.topicPrefix ?? 'frigate';
+  }
+
+  /** Listens (again, on the same port after stop()) and connects to the broker. */
+  async start(): Promise<void> {
+    const server = http.createServer((req, res) => {
+      this.handle(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ success: false, message: 'fake failure' }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+    if (this.options.broker && !this.mqttClient) {
+      this.mqttClient = await mqtt.connectAsync(this.options.broker, { reconnectPeriod: 100 });
+    }
+  }
+
+  /** Stops answering HTTP (connections refused), as a Frigate that went down. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+    await this.mqttClient?.endAsync(true);
+    this.mqttClient = undefined;
+  }
+
+  /** Adds an event as Frigate stores it; unset fields get Frigate-like values. */
+  addEvent(event: Partial<FakeEvent> & Pick<FakeEvent, 'id' | 'camera' | 'start_time'>): FakeEvent {
+    const stored: FakeEvent = {
+      label: 'person',
+      sub_label: null,
+      zones: [],
+      end_time: null,
+      has_clip: true,
+      has_snapshot: true,
+      top_score: null,
+      false_positive: false,
+      plus_id: null,
+      retain_indefinitely: false,
+      box: null,
+      data: { box: [0.4, 0.5, 0.1, 0.2], region: [0.3, 0.4, 0.3, 0.3], score: 0.8, top_score: 0.9, type: 'object' },
+      ...event,
+    };
+    this.events.push(stored);
+    return stored;
+  }
+
+  /** Frigate has moved the segments of `camera` for `[start, end]` out of its cache: clips of it can be made. */
+  addRecording(camera: string, start: number, end: number): void {
+    this.recordings.set(camera, [...(this.recordings.get(camera) ?? []), [start, end]]);
+  }
+
+  /** Publishes `<prefix>/events` `{type, before, after}` for a stored event, `after` in the MQTT shape. */
+  async publishEvent(type: 'new' | 'update' | 'end', id: string): Promise<void> {
+    const event = this.events.find((e) => e.id === id);
+    if (!event) throw new Error(`no event ${id}`);
+    const after = mqttEvent(event);
+    await this.publish(`${this.prefix}/events`, { type, before: { ...after, end_time: null }, after });
+  }
+
+  /** Publishes a GenAI description on `<prefix>/tracked_object_update` (and stores it as Frigate does). */
+  async publishDescription(id: string, description: string): Promise<void> {
+    const event = this.events.find((e) => e.id === id);
+    if (event) event.data.description = description;
+    await this.publish(`${this.prefix}/tracked_object_update`, {
+      type: 'description',
+      id,
+      description,
+      camera: event?.camera,
+    });
+  }
+
+  /** Publishes a review item with GenAI metadata on `<prefix>/reviews`. */
+  async publishReviewSummary(reviewId: string, camera: string, detections: string[], summary: string): Promise<void> {
+    const after = {
+      id: reviewId,
+      camera,
+      start_time: 0,
+      end_time: 1,
+      severity: 'alert',
+      thumb_path: `/media/frigate/clips/review/thumb-${camera}-${reviewId}.webp`,
+      data: {
+        detections,
+        objects: ['person'],
+        sub_labels: [],
+        zones: [],
+        audio: [],
+        metadata: { title: 'Activity', scene: `${summary} (scene)`, shortSummary: summary },
+      },
+    };
+    await this.publish(`${this.prefix}/reviews`, { type: 'genai', before: after, after });
+  }
+
+  /** Publishes raw bytes on a topic (malformed payloads). */
+  async publishRaw(topic: string, payload: string): Promise<void> {
+    if (!this.mqttClient) throw new Error('the fake has no broker');
+    await this.mqttClient.publishAsync(topic, payload);
+  }
+
+  private async publish(topic: string, payload: unknown): Promise<void> {
+    await this.publishRaw(topic, JSON.stringify(payload));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.url);
+    const path = decodeURIComponent(url.pathname);
+    this.requests.push({
+      path,
+      query: Object.fromEntries(url.searchParams),
+      authorization: req.headers.authorization,
+    });
+    const json = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const bytes = (type: string, body: Buffer) => {
+      res.writeHead(200, { 'content-type': type, 'content-length': body.length });
+      res.end(body);
+    };
+    if (path === '/api/version') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('0.16.0-fake');
+      return;
+    }
+    if (path === '/api/config') {
+      const cameras = Object.fromEntries(
+        Object.entries(this.cameras).map(([name, camera]) => [
+          name,
+          {
+            name,
+            enabled: true,
+            objects: { track: camera.track ?? ['person'], filters: {} },
+            record: { enabled: true },
+          },
+        ]),
+      );
+      return json(200, { mqtt: { topic_prefix: this.prefix }, cameras });
+    }
+    if (path === '/api/events') return this.listEvents(url.searchParams, json);
+    const clipByTime = /^\/api\/([^/]+)\/start\/([\d.]+)\/end\/([\d.]+)\/clip\.mp4$/.exec(path);
+    if (clipByTime) {
+      const [, camera, start, end] = clipByTime;
+      if (!this.covered(camera, Number(start), Number(end))) return json(400, NO_RECORDINGS);
+      return bytes('video/mp4', await clipBytes(Number(end) - Number(start)));
+    }
+    const eventMedia = /^\/api\/events\/([^/]+)\/(snapshot\.jpg|clip\.mp4)$/.exec(path);
+    if (eventMedia) {
+      const [, id, what] = eventMedia;
+      const event = this.events.find((e) => e.id === id);
+      if (!event) return json(404, { success: false, message: 'Event not found' });
+      if (what === 'snapshot.jpg') {
+        if (!event.has_snapshot) return json(404, { success: false, message: 'Snapshot not available' });
+        return bytes('image/jpeg', await snapshotBytes());
+      }
+      if (!event.has_clip) return json(404, { success: false, message: 'Clip not available' });
+      const end = event.end_time ?? Date.now() / 1000;
+      if (!this.covered(event.camera, event.start_time, end)) return json(400, NO_RECORDINGS);
+      return bytes('video/mp4', await clipBytes(end - event.start_time));
+    }
+    json(404, { detail: 'Not Found' });
+  }
+
+  /** Frigate's Recordings query: a segment starting or ending inside the window, or spanning it. */
+  private covered(camera: string, start: number, end: number): boolean {
+    return (this.recordings.get(camera) ?? []).some(
+      ([s, e]) => (s >= start && s <= end) || (e >= start && e <= end) || (start > s && end < e),
+    );
+  }
+
+  private listEvents(params: URLSearchParams, json: (status: number, body: unknown) => void): void {
+    const number = (name: string) => {
+      const raw = params.get(name);
+      return raw === null ? undefined : Number(raw);
+    };
+    const limit = number('limit') ?? 100;
+    const after = number('after');
+    const before = number('before');
+    if (![limit, after ?? 0, before ?? 0].every(Number.isFinite) || !Number.isInteger(limit)) {
+      return json(422, { detail: [{ loc: ['query'], msg: 'invalid number', type: 'float_parsing' }] });
+    }
+    const camera = params.get('camera') ?? 'all';
+    const found = this.events
+      .filter((e) => camera === 'all' || e.camera === camera)
+      .filter((e) => !after || e.start_time > after)
+      .filter((e) => !before || e.start_time < before)
+      .sort((a, b) => b.start_time - a.start_time)
+      .slice(0, limit);
+    json(200, found);
+  }
+}
+
+/** The event as `<prefix>/events` carries it: zones as current/entered zones, detection fields at the top level. */
+function mqttEvent(event: FakeEvent): Record<string, unknown> {
+  const data = event.data;
+  return {
+    id: event.id,
+    camera: event.camera,
+    frame_time: event.end_time ?? event.start_time,
+    snapshot: { frame_time: event.start_time, box: [415, 489, 528, 700], area: 12728, region: [260, 446, 660, 846] },
+    label: event.label,
+    sub_label: event.sub_label === null ? null : [event.sub_label, 0.79],
+    top_score: data.top_score ?? null,
+    false_positive: false,
+    start_time: event.start_time,
+    end_time: event.end_time,
+    score: data.score ?? null,
+    box: [424, 500, 536, 712],
+    area: 23744,
+    ratio: 2.1,
+    region: [264, 450, 667, 853],
+    current_zones: event.zones.slice(-1),
+    entered_zones: event.zones,
+    thumbnail: null,
+    has_snapshot: event.has_snapshot,
+    has_clip: event.has_clip,
+    active: true,
+    stationary: false,
+    motionless_count: 0,
+    position_changes: 1,
+    attributes: {},
+    current_attributes: [],
+  };
+}
+
+let snapshot: Promise<Buffer> | undefined;
+
+/** A real JPEG: the first frame of a real test video. */
+function snapshotBytes(): Promise<Buffer> {
+  snapshot ??= makeTestVideo({ seconds: 1, fps: 5, width: 160, height: 120 }).then((file) => firstFrameJpeg(file));
+  return snapshot;
+}
+
+/** A real MP4 about as long as the window (1–4 s). */
+async function clipBytes(seconds: number): Promise<Buffer> {
+  const length = Math.min(4, Math.max(1, Math.round(seconds)));
+  return readFile(await makeTestVideo({ seconds: length, fps: 5, width: 160, height: 120 }));
+}
