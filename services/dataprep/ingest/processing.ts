@@ -47,7 +47,7 @@ export interface ProcessingInput {
   local?: TempMedia;
   /** True when this request stored the media: a failure then removes it again. */
   ownsStoredMedia: boolean;
-  /** Apply the duplicate policy (409) before embedding. */
+  /** Apply the duplicate policy (DuplicateContentError) before embedding. */
   enforceDuplicatePolicy: boolean;
   /**
    * True when the video certainly has no embeddings from an earlier run (a job item that no attempt has started
@@ -84,7 +84,7 @@ export interface MediaProcessingDeps {
   embedMedia: EmbedMedia;
   logger: Logger;
   allowDuplicateUploads: boolean;
-  /** Images stating more pixels in their header are refused (413) before anything decodes them. */
+  /** Images stating more pixels in their header are refused (TooLargeError) before anything decodes them. */
   maxImagePixels: number;
   tempDir: string;
   /** URL path of the download endpoint, recorded with each embedding. */
