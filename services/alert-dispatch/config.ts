@@ -1,8 +1,8 @@
 import path from 'node:path';
 import Joi from 'joi';
 import { envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
-import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
-import { llmConfigFrom, llmEnvSchema, type LlmConfig } from '../lib/llm/index.js';
+import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
+import { llmConfigFrom, llmEnvSchema, type LlmConfig, type LlmEnv } from '../lib/llm/index.js';
 import { AllowList, envAllowList } from '../lib/outbound/index.js';
 
 /** Validated settings of the alert dispatch service. */
@@ -39,7 +39,33 @@ const OWNED_PREFIXES = ['ALERT_', 'LLM_', 'MQTT_', 'WEBHOOK_'];
 
 const httpUrl = () => Joi.string().uri({ scheme: ['http', 'https'] });
 
-const schema = Joi.object({
+/** The environment as `schema` validates it (defaults applied). */
+interface AlertDispatchEnv extends PlatformEnv, LlmEnv {
+  ALERT_DISPATCH_HOST: string;
+  ALERT_DISPATCH_PORT: number;
+  ALERT_DISPATCH_BODY_LIMIT: string;
+  ALERT_SUBSCRIPTIONS_FILE?: string;
+  ALERT_SNAPSHOT_DIR?: string;
+  WEBHOOK_URL?: string;
+  WEBHOOK_URL_ALLOW?: AllowList;
+  MQTT_BROKER?: string;
+  ALERT_MQTT_TOPIC: string;
+  ALERT_MCP_CONFIG_FILE?: string;
+  ALERT_TOOL_TIMEOUT_MS: number;
+  ALERT_TOOL_MAX_ATTEMPTS: number;
+  ALERT_TOOL_RETRY_BASE_MS: number;
+  ALERT_TOOL_RETRY_MAX_MS: number;
+  ALERT_DEDUP_MAX_ENTRIES: number;
+  ALERT_SSE_KEEPALIVE_MS: number;
+  ALERT_QUEUE_CONCURRENCY: number;
+  ALERT_QUEUE_LENGTH: number;
+  ALERT_DRAIN_GRACE_MS: number;
+}
+
+/** The keys `schema` must declare: joi's typings tie a schema's kind to its value, and the allow list is parsed text. */
+type AlertDispatchEnvKeys = Omit<AlertDispatchEnv, 'WEBHOOK_URL_ALLOW'> & { WEBHOOK_URL_ALLOW?: string };
+
+const schema = Joi.object<AlertDispatchEnv, true, AlertDispatchEnvKeys>({
   ...platformEnvSchema,
   ALERT_DISPATCH_HOST: Joi.string().default('127.0.0.1'),
   ALERT_DISPATCH_PORT: envPort().default(8000),
@@ -70,7 +96,7 @@ export const alertDispatchSettings: SettingsScope = { schema, prefixes: OWNED_PR
 
 /** Reads the service's settings from `env` (the only place process.env reaches); throws ConfigError listing every problem. */
 export function loadAlertDispatchConfig(env: NodeJS.ProcessEnv): AlertDispatchConfig {
-  const c = loadConfig<Record<string, any>>('alert-dispatch', schema, env, OWNED_PREFIXES);
+  const c = loadConfig('alert-dispatch', schema, env, OWNED_PREFIXES);
   const platform = toPlatformConfig(c);
   return {
     platform,

@@ -2,8 +2,8 @@ import path from 'node:path';
 import Joi from 'joi';
 import { IANAZone } from 'luxon';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
-import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
-import { llmConfigFrom, llmEnvSchema, type LlmConfig } from '../lib/llm/index.js';
+import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
+import { llmConfigFrom, llmEnvSchema, type LlmConfig, type LlmEnv } from '../lib/llm/index.js';
 import type { ObjectStoreConfig } from '../lib/storage/index.js';
 
 /** Where the caption and kept-frame vectors live: two tables (LanceDB) or two collections (Weaviate). */
@@ -74,7 +74,48 @@ const ianaZone = Joi.string().custom((value: string, helpers) =>
   IANAZone.isValidZone(value) ? value : helpers.message({ custom: `"${value}" is not an IANA time zone name` }),
 );
 
-const schema = Joi.object({
+/** The environment as `schema` validates it (defaults applied). */
+interface CaptionQaEnv extends PlatformEnv, LlmEnv {
+  ARGUS_MODEL_IMAGE_EMBEDDER?: string;
+  ARGUS_MODEL_TEXT_EMBEDDER?: string;
+  CAPTION_QA_HOST: string;
+  CAPTION_QA_PORT: number;
+  CAPTION_QA_DATA_DIR?: string;
+  CAPTION_QA_PRELOAD_MODELS: boolean;
+  CAPTION_QA_MAX_BODY_MB: number;
+  CAPTION_QA_MAX_CAPTION_CHARS: number;
+  CAPTION_QA_MAX_QUESTION_CHARS: number;
+  CAPTION_QA_TOP_K: number;
+  CAPTION_QA_MIN_SCORE: number;
+  CAPTION_QA_TIME_ZONE: string;
+  CAPTION_QA_AT_TOLERANCE_MINUTES: number;
+  CAPTION_QA_COLLAPSE_SIMILARITY: number;
+  CAPTION_QA_COLLAPSE_GAP_SECONDS: number;
+  CAPTION_QA_HEARTBEAT_MS: number;
+  CAPTION_QA_MAX_TOKENS: number;
+  CAPTION_QA_TEMPERATURE: number;
+  CAPTION_QA_BUCKET: string;
+  CAPTION_QA_FRAME_MAX_MB: number;
+  CAPTION_QA_FRAME_MAX_PIXELS: number;
+  CAPTION_QA_FRAME_RETENTION_COUNT: number;
+  CAPTION_QA_FRAME_RETENTION_HOURS: number;
+  CAPTION_QA_RETENTION_INTERVAL_SECONDS: number;
+  CAPTION_QA_STORAGE_BACKEND: 'local' | 's3';
+  CAPTION_QA_S3_ENDPOINT?: string;
+  CAPTION_QA_S3_REGION: string;
+  CAPTION_QA_S3_ACCESS_KEY_ID?: string;
+  CAPTION_QA_S3_SECRET_ACCESS_KEY?: string;
+  CAPTION_QA_S3_FORCE_PATH_STYLE: boolean;
+  CAPTION_QA_S3_CHECKSUM_MODE: 'when_supported' | 'when_required';
+  CAPTION_QA_VECTORDB_BACKEND: 'lancedb' | 'weaviate';
+  CAPTION_QA_VECTORDB_TABLE: string;
+  /** Required when CAPTION_QA_VECTORDB_BACKEND is weaviate (the schema's `when`). */
+  CAPTION_QA_WEAVIATE_URL?: string;
+  CAPTION_QA_WEAVIATE_GRPC_URL?: string;
+  CAPTION_QA_WEAVIATE_API_KEY?: string;
+}
+
+const schema = Joi.object<CaptionQaEnv, true>({
   ...platformEnvSchema,
   ...llmEnvSchema,
   ARGUS_MODEL_IMAGE_EMBEDDER: Joi.string().description('Image embedding model (directory name or absolute path)'),
@@ -139,10 +180,10 @@ function className(table: string): string {
 
 /** Reads the service's settings from `env` (the only place process.env reaches); throws ConfigError listing every problem. */
 export function loadCaptionQaConfig(env: NodeJS.ProcessEnv): CaptionQaConfig {
-  const c = loadConfig<Record<string, any>>('caption-qa', schema, env, OWNED_PREFIXES);
+  const c = loadConfig('caption-qa', schema, env, OWNED_PREFIXES);
   const platform = toPlatformConfig(c);
   const dataDir = path.resolve(c.CAPTION_QA_DATA_DIR ?? path.join(platform.dataDir, 'caption-qa'));
-  const table: string = c.CAPTION_QA_VECTORDB_TABLE;
+  const table = c.CAPTION_QA_VECTORDB_TABLE;
   return {
     platform,
     host: c.CAPTION_QA_HOST,
@@ -181,7 +222,8 @@ export function loadCaptionQaConfig(env: NodeJS.ProcessEnv): CaptionQaConfig {
       c.CAPTION_QA_VECTORDB_BACKEND === 'weaviate'
         ? {
             backend: 'weaviate',
-            url: c.CAPTION_QA_WEAVIATE_URL,
+            // The schema's `when` requires the URL with this backend; a type cannot say so.
+            url: c.CAPTION_QA_WEAVIATE_URL!,
             grpcUrl: c.CAPTION_QA_WEAVIATE_GRPC_URL,
             apiKey: c.CAPTION_QA_WEAVIATE_API_KEY,
             captionTable: `${className(table)}Captions`,

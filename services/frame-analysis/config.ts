@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
-import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
+import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 import { multiPoseModel } from '../lib/inference/import/index.js';
 
 /** The pattern library shipped with the service. */
@@ -51,7 +51,28 @@ export interface FrameAnalysisConfig {
 
 const OWNED_PREFIXES = ['FRAME_ANALYSIS_', 'VLM_'];
 
-const schema = Joi.object({
+/** The environment as `schema` validates it (defaults applied). */
+interface FrameAnalysisEnv extends PlatformEnv {
+  FRAME_ANALYSIS_HOST: string;
+  FRAME_ANALYSIS_PORT: number;
+  FRAME_ANALYSIS_PATTERNS_FILE?: string;
+  FRAME_ANALYSIS_POSE_MODEL: string;
+  FRAME_ANALYSIS_MIN_PERSON_SCORE: number;
+  FRAME_ANALYSIS_MAX_FRAMES: number;
+  FRAME_ANALYSIS_MAX_FRAME_PIXELS: number;
+  FRAME_ANALYSIS_VLM_ENABLED: boolean;
+  VLM_BASE_URL?: string;
+  VLM_MODEL: string;
+  VLM_API_KEY?: string;
+  VLM_MAX_TOKENS: number;
+  VLM_TEMPERATURE: number;
+  VLM_TIMEOUT_MS: number;
+  VLM_IMAGE_MAX_SIDE: number;
+  VLM_BREAKER_FAILURES: number;
+  VLM_BREAKER_OPEN_MS: number;
+}
+
+const schema = Joi.object<FrameAnalysisEnv, true>({
   ...platformEnvSchema,
   FRAME_ANALYSIS_HOST: Joi.string().default('127.0.0.1'),
   FRAME_ANALYSIS_PORT: envPort().default(8085),
@@ -80,8 +101,8 @@ const FIELDS_ALLOWANCE = 64 * 1024;
 
 /** Reads the service's settings from `env` (the only place process.env reaches); throws ConfigError listing every problem. */
 export function loadFrameAnalysisConfig(env: NodeJS.ProcessEnv): FrameAnalysisConfig {
-  const c = loadConfig<Record<string, any>>('frame-analysis', schema, env, OWNED_PREFIXES);
-  const maxFrames: number = c.FRAME_ANALYSIS_MAX_FRAMES;
+  const c = loadConfig('frame-analysis', schema, env, OWNED_PREFIXES);
+  const maxFrames = c.FRAME_ANALYSIS_MAX_FRAMES;
   return {
     platform: toPlatformConfig(c),
     host: c.FRAME_ANALYSIS_HOST,

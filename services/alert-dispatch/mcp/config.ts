@@ -36,7 +36,20 @@ export interface McpConfig {
 /** Server names become tool-name prefixes, so they are restricted to what LLM function names accept. */
 export const SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
 
-const serverSchema = Joi.object({
+/** One server entry as validated: stdio (`command`) or HTTP (`url`), exactly one of them (`xor` below). */
+interface ServerEntry {
+  name: string;
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers?: Record<string, string>;
+  enabled: boolean;
+  timeout_ms: number;
+}
+
+const serverSchema = Joi.object<ServerEntry, true>({
   name: Joi.string().pattern(SERVER_NAME_PATTERN).required().messages({
     'string.pattern.base': '{#label} must be 1-32 letters, digits, _ or - (starting with a letter or digit)',
   }),
@@ -56,7 +69,7 @@ const serverSchema = Joi.object({
   .oxor('url', 'cwd')
   .oxor('command', 'headers');
 
-const configSchema = Joi.object({
+const configSchema = Joi.object<{ servers: ServerEntry[] }, true>({
   servers: Joi.array().items(serverSchema).unique('name').default([]),
 });
 
@@ -132,12 +145,13 @@ export async function loadMcpConfig(
       result.error.details.map((d) => d.message),
     );
   const baseDir = path.dirname(path.resolve(file));
-  const servers = (result.value.servers as Array<Record<string, any>>).map((s): McpServerConfig => {
+  const servers = result.value.servers.map((s): McpServerConfig => {
     if (s.url)
       return { name: s.name, url: s.url, headers: s.headers ?? {}, enabled: s.enabled, timeout_ms: s.timeout_ms };
     return {
       name: s.name,
-      command: s.command,
+      // xor('command', 'url'): an entry without a url has a command.
+      command: s.command!,
       args: s.args ?? [],
       env: s.env ?? {},
       cwd: path.resolve(baseDir, s.cwd ?? '.'),

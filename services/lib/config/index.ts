@@ -4,4 +4,4 @@ export { platformEnvSchema, platformSettings, toPlatformConfig } from './platfor
 export type { SettingsScope } from './settings-scope.js';
 export { ConfigErrors, loadConfigs } from './load-configs.js';
 export type { ConfigPart } from './load-configs.js';
-export type { PlatformConfig } from './platform.js';
+export type { PlatformConfig, PlatformEnv } from './platform.js';

@@ -15,11 +15,12 @@ export class ConfigError extends Error {
 /**
  * Validates the environment variables a service owns against its joi schema (keys are variable names).
  * Variables starting with one of `prefixes` but unknown to the schema are reported as problems, so that a typo
- * never passes silently. All problems are collected before failing.
+ * never passes silently. All problems are collected before failing. The result has the schema's static type: a
+ * schema made with `Joi.object<Env, true>({...})` keeps its keys and `Env` in step.
  */
 export function loadConfig<T>(
   service: string,
-  schema: Joi.ObjectSchema,
+  schema: Joi.ObjectSchema<T>,
   env: Record<string, string | undefined>,
   prefixes: string[] = [],
 ): T {
@@ -34,5 +35,5 @@ export function loadConfig<T>(
   const { value, error } = schema.validate(owned, { abortEarly: false, convert: true });
   if (error) problems.push(...error.details.map((d) => d.message));
   if (problems.length > 0) throw new ConfigError(service, problems);
-  return value as T;
+  return value;
 }

@@ -3,6 +3,20 @@ import path from 'node:path';
 import Joi from 'joi';
 import type { SettingsScope } from './settings-scope.js';
 
+/** The shared settings as `platformEnvSchema` validates them (defaults applied), before paths are resolved. */
+export interface PlatformEnv {
+  ARGUS_DATA_DIR: string;
+  ARGUS_MODELS_DIR: string;
+  ARGUS_ORT_PROVIDER: 'cpu' | 'cuda';
+  ARGUS_ORT_THREADS: number;
+  ARGUS_ORT_ISOLATION: 'worker' | 'main';
+  ARGUS_LOG_LEVEL: 'error' | 'warn' | 'info' | 'http' | 'debug';
+  ARGUS_LOG_FORMAT: 'auto' | 'json' | 'text';
+  ARGUS_SHUTDOWN_GRACE_SECONDS: number;
+  ARGUS_CONTROL_PLANE: 'embedded' | 'kubernetes';
+  ARGUS_NAMESPACE?: string;
+}
+
 /**
  * Settings every Argus process shares (data and model directories, inference runtime, logging). Service config
  * schemas spread `platformEnvSchema` into their own so that each service still reads the environment in one place.
@@ -33,7 +47,7 @@ export const platformEnvSchema = {
     .pattern(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
     .max(63)
     .description("Namespace of the resources services create (default: the pod's namespace, else default)"),
-};
+} satisfies Joi.StrictSchemaMap<PlatformEnv>;
 
 /** The platform's settings: every ARGUS_* name is the platform's, so a typo there (ARGUS_DATA_DRI) is refused. */
 export const platformSettings: SettingsScope = { schema: Joi.object(platformEnvSchema), prefixes: ['ARGUS_'] };
@@ -66,7 +80,12 @@ function podNamespace(): string | undefined {
   }
 }
 
-/** Maps validated ARGUS_* values onto PlatformConfig. */
+/**
+ * Maps validated ARGUS_* values (a PlatformEnv) onto PlatformConfig. Typed loosely because operator, dataprep,
+ * camera-rules, caption-runs and bin still pass loadConfig's untyped result; it takes PlatformEnv once they declare
+ * their env types.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above: the untyped callers outside services/lib
 export function toPlatformConfig(env: Record<string, any>): PlatformConfig {
   return {
     dataDir: path.resolve(env.ARGUS_DATA_DIR),

@@ -12,21 +12,29 @@ export interface LlmConfig {
   timeoutMs: number;
 }
 
+/** The LLM_* settings as `llmEnvSchema` validates them (defaults applied). */
+export interface LlmEnv {
+  LLM_BASE_URL?: string;
+  LLM_MODEL: string;
+  LLM_API_KEY?: string;
+  LLM_TIMEOUT_MS: number;
+}
+
 /** joi keys for LLM_BASE_URL, LLM_MODEL, LLM_API_KEY and LLM_TIMEOUT_MS, for a service's config schema to spread. */
-export const llmEnvSchema: Record<string, Joi.Schema> = {
+export const llmEnvSchema = {
   LLM_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   LLM_MODEL: Joi.string().default('default'),
   LLM_API_KEY: Joi.string(),
   LLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(15_000),
-};
+} satisfies Joi.StrictSchemaMap<LlmEnv>;
 
 /** LlmConfig from values validated against `llmEnvSchema`; undefined when LLM_BASE_URL is unset (no model). */
-export function llmConfigFrom(values: Record<string, unknown>): LlmConfig | undefined {
+export function llmConfigFrom(values: LlmEnv): LlmConfig | undefined {
   if (typeof values.LLM_BASE_URL !== 'string' || values.LLM_BASE_URL === '') return undefined;
   return {
     baseUrl: values.LLM_BASE_URL,
-    model: values.LLM_MODEL as string,
-    apiKey: values.LLM_API_KEY as string | undefined,
-    timeoutMs: values.LLM_TIMEOUT_MS as number,
+    model: values.LLM_MODEL,
+    apiKey: values.LLM_API_KEY,
+    timeoutMs: values.LLM_TIMEOUT_MS,
   };
 }
