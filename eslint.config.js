@@ -9,8 +9,23 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // Off where production code still has `any` (issue 25 item 4): services/dataprep (its config, list and search
+      // routes, and the untyped schemas of every route), operator (config.ts, the kubernetes informer), bin/services.ts,
+      // services/camera-rules and services/caption-runs (their config), bench, hack. Turn it on folder by folder.
       '@typescript-eslint/no-explicit-any': 'off',
     },
+  },
+  {
+    // Request parts and settings carry their schemas' static types here (defineRoute, loadConfig): no `any` in
+    // production code. Tests and test support may use it where a test needs a value of no particular type.
+    files: [
+      'services/lib/**/*.ts',
+      'services/alert-dispatch/**/*.ts',
+      'services/frame-analysis/**/*.ts',
+      'services/caption-qa/**/*.ts',
+    ],
+    ignores: ['**/*.test.ts', '**/*.test-d.ts', '**/testing/**', '**/*.contract.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'error' },
   },
   {
     // busboy emits 'error' on every part stream of a body cut short, read or not: one stream without a listener ends
