@@ -27,7 +27,12 @@ import {
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const KINDS = Object.keys(RESOURCES) as KindName[];
 // The only field of any kind that keeps unknown fields: the user's own metadata of an IngestJob.
-const FREE_FORM: Record<KindName, string[]> = { IngestJob: ['spec.metadata'], CameraWatcher: [], CaptionRun: [] };
+const FREE_FORM: Record<KindName, string[]> = {
+  IngestJob: ['spec.metadata'],
+  CameraWatcher: [],
+  CaptionRun: [],
+  CameraRule: [],
+};
 
 const committedCrd = async (kind: KindName, dir = 'crds'): Promise<string> =>
   readFile(path.join(repoRoot, dir, `${RESOURCES[kind].plural}.${GROUP}.yaml`), 'utf8');

@@ -40,3 +40,11 @@ export type {
   CaptionRunSpec,
   CaptionRunStatus,
 } from './captionrun.js';
+export { CAMERA_RULE_ACTIONS, CAMERA_RULE_EVENT_TYPES, CAMERA_RULE_ID_MAX } from './camerarule.js';
+export type {
+  CameraRule,
+  CameraRuleAction,
+  CameraRuleEventType,
+  CameraRuleSpec,
+  CameraRuleStatus,
+} from './camerarule.js';

@@ -1,5 +1,6 @@
 import type { TObject } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { cameraRuleSpecSchema, cameraRuleStatusSchema, type CameraRule } from './camerarule.js';
 import { cameraWatcherSpecSchema, cameraWatcherStatusSchema, type CameraWatcher } from './camerawatcher.js';
 import { captionRunSpecSchema, captionRunStatusSchema, type CaptionRun } from './captionrun.js';
 import { ingestJobSpecSchema, ingestJobStatusSchema, type IngestJob } from './ingestjob.js';
@@ -10,6 +11,7 @@ export interface ResourceKinds {
   IngestJob: IngestJob;
   CameraWatcher: CameraWatcher;
   CaptionRun: CaptionRun;
+  CameraRule: CameraRule;
 }
 
 /** The name of an Argus kind. */
@@ -46,7 +48,7 @@ const AGE: PrinterColumn = {
   description: 'Time since the resource was created.',
 };
 
-/** The three kinds of group argus.dev, version v1alpha1: the single source of `crds/*.yaml`. */
+/** The kinds of group argus.dev, version v1alpha1: the single source of `crds/*.yaml`. */
 export const RESOURCES: Record<KindName, ResourceDefinition> = {
   IngestJob: {
     kind: 'IngestJob',
@@ -95,6 +97,25 @@ export const RESOURCES: Record<KindName, ResourceDefinition> = {
       { name: 'Run', type: 'string', jsonPath: '.spec.runName', description: 'Name of the run.' },
       { name: 'Model', type: 'string', jsonPath: '.spec.modelName', description: 'The captioning model.' },
       { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'What the run is doing.' },
+      AGE,
+    ],
+  },
+  CameraRule: {
+    kind: 'CameraRule',
+    plural: 'camerarules',
+    singular: 'camerarule',
+    listKind: 'CameraRuleList',
+    shortNames: ['crule'],
+    description:
+      'A camera-rules rule: events with this label (on this camera, from this source) trigger the action; status counts the events matched.',
+    spec: cameraRuleSpecSchema,
+    status: cameraRuleStatusSchema,
+    printerColumns: [
+      { name: 'Rule', type: 'string', jsonPath: '.spec.id', description: 'The rule id.' },
+      { name: 'Label', type: 'string', jsonPath: '.spec.label', description: 'The label it matches.' },
+      { name: 'Action', type: 'string', jsonPath: '.spec.action', description: 'What it does.' },
+      { name: 'Camera', type: 'string', jsonPath: '.spec.camera', description: 'Its camera (any when empty).' },
+      { name: 'Count', type: 'integer', jsonPath: '.status.count', description: 'Events matched.' },
       AGE,
     ],
   },
