@@ -8,6 +8,6 @@ export type {
   WorkloadStatus,
 } from './workload-driver.js';
 export { AlreadyExistsError, ConflictError, InvalidError, NotFoundError } from './errors.js';
-export { updateStatusWithRetry } from './status-update.js';
+export { updateStatusWithRetry, updateWithRetry } from './status-update.js';
 export type { ServiceControlPlane } from './control-plane.js';
 export type { EventSink, ResourceEvent } from './events.js';

@@ -6,12 +6,9 @@ import {
   type IngestJob,
   type IngestJobSpec,
 } from '../../../operator/api/index.js';
-import { ConflictError, type ServiceControlPlane } from '../../../operator/ports/index.js';
+import { updateWithRetry, type ServiceControlPlane } from '../../../operator/ports/index.js';
 import { InvalidInputError } from '../errors.js';
 import { isJobName, newJobName } from './job-names.js';
-
-/** Upper bound of read-modify-write attempts of a cancellation. */
-const CANCEL_ATTEMPTS = 20;
 
 /** One item of the batch job status (contract). */
 export interface BatchJobItem {
@@ -110,19 +107,12 @@ export class IngestJobs {
    * job as it is then; a terminal or already cancelled job is returned unchanged; undefined when there is no such job.
    */
   async cancel(jobId: string): Promise<IngestJob | undefined> {
-    for (let attempt = 1; ; attempt++) {
-      const job = await this.get(jobId);
-      if (!job) return undefined;
+    if (!isJobName(jobId)) return undefined;
+    const { resources, namespace } = this.controlPlane;
+    return updateWithRetry(resources, 'IngestJob', namespace, jobId, (job) => {
       const terminal = job.status?.state !== undefined && TERMINAL_INGEST_STATES.includes(job.status.state);
-      if (terminal || job.spec.cancelRequested) return job;
-      try {
-        return await this.controlPlane.resources.update('IngestJob', {
-          ...job,
-          spec: { ...job.spec, cancelRequested: true },
-        });
-      } catch (error) {
-        if (!(error instanceof ConflictError) || attempt >= CANCEL_ATTEMPTS) throw error;
-      }
-    }
+      if (terminal || job.spec.cancelRequested) return undefined;
+      return { ...job, spec: { ...job.spec, cancelRequested: true } };
+    });
   }
 }
