@@ -4,7 +4,7 @@ import {
   isDetailBody as isAlertBody,
 } from '../services/alert-dispatch/testing/sweep-endpoints.js';
 import { CAPTION_QA_SWEEP, isDetailBody as isQaBody } from '../services/caption-qa/testing/sweep-endpoints.js';
-import { DATAPREP_SWEEP, isStatusMessageBody } from '../services/dataprep/test/sweep-endpoints.js';
+import { DATAPREP_SWEEP, isStatusMessageBody } from '../services/dataprep/testing/sweep-endpoints.js';
 import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
 import { FRAME_ANALYSIS_SWEEP, isAnalysisErrorBody } from '../services/frame-analysis/testing/sweep-endpoints.js';
 import { childEnv, spawnArgus, tempDir, type ArgusProcess } from './support/argus-process.js';

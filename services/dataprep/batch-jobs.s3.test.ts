@@ -4,8 +4,8 @@ import path from 'node:path';
 import { fixtureImage, makeTestVideo } from '../../test/support/media.js';
 import { S3ObjectStore } from '../lib/storage/index.js';
 import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
-import { postJson } from './test/http-client.js';
-import { startJobHarness, type JobHarness } from './test/job-harness.js';
+import { postJson } from './testing/http-client.js';
+import { startJobHarness, type JobHarness } from './testing/job-harness.js';
 
 /**
  * The batch paths that move bytes, on the S3 adapter (s3rver): upload/batch parts streamed to S3 while hashed, the

@@ -5,11 +5,11 @@ import sharp from 'sharp';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fixtureImage, makeTestVideo } from '../../test/support/media.js';
-import { postForm, postJson } from './test/http-client.js';
-import { TEST_LIMITS } from './test/harness.js';
+import { postForm, postJson } from './testing/http-client.js';
+import { TEST_LIMITS } from './testing/harness.js';
 import type { BatchJobStatus } from './jobs/ingest-jobs.js';
-import { startJobHarness, type JobHarness } from './test/job-harness.js';
-import { nextIncrement } from './test/next-increment.js';
+import { startJobHarness, type JobHarness } from './testing/job-harness.js';
+import { nextIncrement } from './testing/next-increment.js';
 
 /** A local image server for URL items: a photo, and 404 for anything else. */
 async function startImageServer(jpg: Buffer): Promise<{ url: string; close(): Promise<void> }> {

@@ -14,8 +14,8 @@ import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../lib/storag
 import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
 import { IngestRoot } from './ingest-root/ingest-root.js';
 import { ReferencedMedia } from './media/referenced-media.js';
-import { startHarness, type Harness } from './test/harness.js';
-import { formFile, postForm } from './test/http-client.js';
+import { startHarness, type Harness } from './testing/harness.js';
+import { formFile, postForm } from './testing/http-client.js';
 
 const run = promisify(execFile);
 

@@ -7,10 +7,10 @@ import sharp from 'sharp';
 import { fixtureImage } from '../../test/support/media.js';
 import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../lib/storage/index.js';
 import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
-import { failingInserts } from './test/failing-inserts.js';
+import { failingInserts } from './testing/failing-inserts.js';
 import { duplicateMessage } from './errors.js';
-import { postForm } from './test/http-client.js';
-import { startHarness, type Harness } from './test/harness.js';
+import { postForm } from './testing/http-client.js';
+import { startHarness, type Harness } from './testing/harness.js';
 
 /** Where each backend's test store comes from. */
 interface Backend {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { LocalObjectStore } from '../lib/storage/index.js';
-import { describeFrameRoutes } from './test/frame-suite.js';
+import { describeFrameRoutes } from './testing/frame-suite.js';
 
 let root: string | undefined;
 

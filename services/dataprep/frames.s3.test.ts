@@ -1,7 +1,7 @@
 import { S3ObjectStore } from '../lib/storage/index.js';
 import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
-import { describeFrameRoutes } from './test/frame-suite.js';
-import { startStallingProxy, type StallingProxy } from './test/stalling-proxy.js';
+import { describeFrameRoutes } from './testing/frame-suite.js';
+import { startStallingProxy, type StallingProxy } from './testing/stalling-proxy.js';
 
 let s3: S3rverHandle | undefined;
 let proxy: StallingProxy | undefined;

@@ -6,8 +6,8 @@ import sharp from 'sharp';
 import { fixtureImage, removeTestMediaCache, runFfmpeg, writeTestFile } from '../../test/support/media.js';
 import { decodeImage } from '../lib/media/index.js';
 import { LocalObjectStore } from '../lib/storage/index.js';
-import { postForm } from './test/http-client.js';
-import { startHarness, testModels, type Harness } from './test/harness.js';
+import { postForm } from './testing/http-client.js';
+import { startHarness, testModels, type Harness } from './testing/harness.js';
 
 /** The reference photo, small so that every format stays a few KB; PNG is lossless, so its pixels are the truth. */
 async function referencePng(): Promise<Buffer> {

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { fixtureImage } from '../../test/support/media.js';
 import type { RunningServer } from '../lib/http/index.js';
 import { LocalObjectStore } from '../lib/storage/index.js';
-import { postJson } from './test/http-client.js';
-import { startHarness, type Harness } from './test/harness.js';
+import { postJson } from './testing/http-client.js';
+import { startHarness, type Harness } from './testing/harness.js';
 
 /** A loopback image server that counts the connections it gets (a refused URL must connect nowhere). */
 async function startImageServer(host: string, jpg: Buffer, redirectTo?: () => string) {

@@ -12,8 +12,8 @@ import { createLogger } from '../lib/log/index.js';
 import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../lib/storage/index.js';
 import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
 import type { DataprepServices } from './runtime/services.js';
-import { startDataprepOver } from './test/app-over-store.js';
-import { nextIncrement } from './test/next-increment.js';
+import { startDataprepOver } from './testing/app-over-store.js';
+import { nextIncrement } from './testing/next-increment.js';
 
 const MIB = 1024 * 1024;
 const BUCKET = 'aborts';

@@ -5,8 +5,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { malformedSweep } from '../../test/support/malformed-sweep.js';
 import { LocalObjectStore } from '../lib/storage/index.js';
-import { startHarness, type Harness } from './test/harness.js';
-import { DATAPREP_SWEEP, isStatusMessageBody, MP4_HEAD } from './test/sweep-endpoints.js';
+import { startHarness, type Harness } from './testing/harness.js';
+import { DATAPREP_SWEEP, isStatusMessageBody, MP4_HEAD } from './testing/sweep-endpoints.js';
 
 const MIB = 1024 * 1024;
 

@@ -6,8 +6,8 @@ import sharp from 'sharp';
 import { fixtureImage, removeTestMediaCache, runFfmpeg, writeTestFile } from '../../test/support/media.js';
 import { decodeImage, ImageTooLargeError, imageDimensions } from '../lib/media/index.js';
 import { LocalObjectStore } from '../lib/storage/index.js';
-import { postForm, postJson } from './test/http-client.js';
-import { startHarness, type Harness } from './test/harness.js';
+import { postForm, postJson } from './testing/http-client.js';
+import { startHarness, type Harness } from './testing/harness.js';
 
 const BOMB = 60_000;
 

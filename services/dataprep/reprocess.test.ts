@@ -17,8 +17,8 @@ import { embedMedia } from './pipeline/index.js';
 import type { ProcessingInput, ProcessingOutcome } from './ingest/processing.js';
 import type { DataprepServices } from './runtime/services.js';
 import { TelemetryLog } from './ingest/telemetry.js';
-import { formFile, postForm, postJson } from './test/http-client.js';
-import { testModels, TEST_LIMITS } from './test/harness.js';
+import { formFile, postForm, postJson } from './testing/http-client.js';
+import { testModels, TEST_LIMITS } from './testing/harness.js';
 
 const logger = createLogger({ service: 'dataprep-test', level: 'error', json: true });
 logger.silent = true;

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { LocalObjectStore } from '../lib/storage/index.js';
-import { describeDataprepRoutes } from './test/route-suite.js';
+import { describeDataprepRoutes } from './testing/route-suite.js';
 
 let root: string | undefined;
 

@@ -1,6 +1,6 @@
 import { S3ObjectStore } from '../lib/storage/index.js';
 import { startS3rver, type S3rverHandle } from '../lib/storage/testing/s3rver-server.js';
-import { describeDataprepRoutes } from './test/route-suite.js';
+import { describeDataprepRoutes } from './testing/route-suite.js';
 
 let s3: S3rverHandle | undefined;
 

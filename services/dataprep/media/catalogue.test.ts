@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createLogger } from '../../lib/log/index.js';
 import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../../lib/storage/index.js';
 import { startS3rver, type S3rverHandle } from '../../lib/storage/testing/s3rver-server.js';
-import { startDataprepOver } from '../test/app-over-store.js';
+import { startDataprepOver } from '../testing/app-over-store.js';
 
 const BUCKET = 'listing';
 const logger = createLogger({ service: 'catalogue-test', level: 'error', json: true });

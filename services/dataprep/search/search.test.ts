@@ -5,14 +5,14 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { FIXTURE_PHOTOS, fixtureImage } from '../../../test/support/fixtures.js';
 import { LocalObjectStore } from '../../lib/storage/index.js';
-import { startHarness, type Harness } from '../test/harness.js';
-import { formFile, postForm, postJson } from '../test/http-client.js';
+import { startHarness, type Harness } from '../testing/harness.js';
+import { formFile, postForm, postJson } from '../testing/http-client.js';
 import {
   makeSlideshow,
   photoVariations,
   SLIDESHOW_SECONDS_PER_PHOTO,
   type PhotoVariation,
-} from '../test/search-fixtures.js';
+} from '../testing/search-fixtures.js';
 import type { SearchHit } from './search-query.js';
 
 let dir: string;
