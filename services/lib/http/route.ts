@@ -10,7 +10,7 @@ export type Undeclared = Record<never, never>;
  * read unchecked, as every route was before `defineRoute` carried types. Kept for dataprep's routes, which do not
  * declare their types yet; new routes declare them (`Joi.object<T, true>({...})`).
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the one untyped escape hatch, named so it can be found and removed
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the kit's one untyped escape hatch, named so it can be found and removed
 export type Unchecked = any;
 
 /**
