@@ -4,9 +4,11 @@ import {
   isDetailBody as isAlertBody,
 } from '../services/alert-dispatch/testing/sweep-endpoints.js';
 import { CAPTION_QA_SWEEP, isDetailBody as isQaBody } from '../services/caption-qa/testing/sweep-endpoints.js';
+import { CAMERA_RULES_SWEEP, isHttpValidationBody } from '../services/camera-rules/testing/sweep-endpoints.js';
 import { DATAPREP_SWEEP, isStatusMessageBody } from '../services/dataprep/testing/sweep-endpoints.js';
 import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
 import { FRAME_ANALYSIS_SWEEP, isAnalysisErrorBody } from '../services/frame-analysis/testing/sweep-endpoints.js';
+import { CAPTION_RUNS_SWEEP, isRunsErrorBody } from '../services/caption-runs/testing/sweep-endpoints.js';
 import { childEnv, spawnArgus, tempDir, type ArgusProcess } from './support/argus-process.js';
 import { malformedSweep, type ErrorShape, type SweepEndpoint } from './support/malformed-sweep.js';
 
@@ -16,6 +18,8 @@ const SERVICES: Record<string, { basePath: string; endpoints: SweepEndpoint[]; e
   'alert-dispatch': { basePath: '/api/v1', endpoints: ALERT_DISPATCH_SWEEP, errorShape: isAlertBody },
   'frame-analysis': { basePath: '/api/v1', endpoints: FRAME_ANALYSIS_SWEEP, errorShape: isAnalysisErrorBody },
   'caption-qa': { basePath: '/api', endpoints: CAPTION_QA_SWEEP, errorShape: isQaBody },
+  'caption-runs': { basePath: '/api', endpoints: CAPTION_RUNS_SWEEP, errorShape: isRunsErrorBody },
+  'camera-rules': { basePath: '', endpoints: CAMERA_RULES_SWEEP, errorShape: isHttpValidationBody },
 };
 
 let data: Awaited<ReturnType<typeof tempDir>>;
@@ -36,6 +40,8 @@ beforeAll(async () => {
       ALERT_DISPATCH_PORT: '0',
       FRAME_ANALYSIS_PORT: '0',
       CAPTION_QA_PORT: '0',
+      CAPTION_RUNS_PORT: '0',
+      CAMERA_RULES_PORT: '0',
     }),
   );
   await argus.waitForRecord((r) => r.message === 'argus is up');

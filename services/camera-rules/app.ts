@@ -5,11 +5,15 @@ import type { Probe } from './health/reachability.js';
 import type { Recorder } from './recorder/recorder.js';
 import { API_VERSION, healthRoutes } from './routes/health-route.js';
 import { recorderRoutes } from './routes/recorder-routes.js';
+import { ruleRoutes } from './routes/rule-routes.js';
+import type { RuleBook } from './rules/rule-book.js';
 
 /** Everything the HTTP surface needs; main.ts builds the real ones, tests their own. */
 export interface CameraRulesDeps {
   logger: Logger;
   recorder: Recorder;
+  /** The rules (CameraRule resources in the control plane). */
+  rules: RuleBook;
   /** Whether dataprep (the search service) answers. */
   search: Probe;
   /** Whether alert-dispatch answers. */
@@ -41,6 +45,7 @@ export function createApp(deps: CameraRulesDeps): HttpApp {
         broker: deps.broker,
       }),
       ...recorderRoutes(deps.recorder),
+      ...ruleRoutes(deps.rules),
     ],
   });
 }

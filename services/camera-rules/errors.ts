@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { HttpError, type ErrorMapping, type ErrorStyle } from '../lib/http/index.js';
 import { RecorderUnavailableError } from './recorder/recorder.js';
+import { RuleExistsError, RuleNotFoundError, RuleStoreUnavailableError } from './rules/rule-book.js';
 
 /** Fixed detail of unexpected failures: the cause is logged with the request id, never sent. */
 export const INTERNAL_ERROR = 'Internal server error';
@@ -31,8 +32,14 @@ export function cameraRulesErrorStyle(): ErrorStyle {
   };
 }
 
-/** Domain errors every route answers with their own status: a recorder that does not answer is a bad gateway. */
+/**
+ * Domain errors every route answers with their own status: a recorder that does not answer is a bad gateway, a rule
+ * id taken 400 (the contract's), an unknown rule 404, a rule store that does not answer 503.
+ */
 export const mapCameraRulesError: ErrorMapping = (error) => {
   if (error instanceof RecorderUnavailableError) return new HttpError(502, error.message);
+  if (error instanceof RuleExistsError) return new HttpError(400, error.message);
+  if (error instanceof RuleNotFoundError) return new HttpError(404, error.message);
+  if (error instanceof RuleStoreUnavailableError) return new HttpError(503, error.message);
   return undefined;
 };

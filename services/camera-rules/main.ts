@@ -5,6 +5,7 @@ import { createApp } from './app.js';
 import { loadCameraRulesConfig, type CameraRulesConfig } from './config.js';
 import { httpProbe } from './health/reachability.js';
 import { createRecorder } from './recorder/create-recorder.js';
+import { RuleBook } from './rules/rule-book.js';
 
 /** A running camera-rules service. */
 export interface RunningCameraRules {
@@ -29,7 +30,7 @@ export async function startCameraRules(
  */
 export async function startCameraRulesFrom(
   config: CameraRulesConfig,
-  _controlPlane: ServiceControlPlane,
+  controlPlane: ServiceControlPlane,
   logger?: Logger,
 ): Promise<RunningCameraRules> {
   const { platform } = config;
@@ -44,6 +45,7 @@ export async function startCameraRulesFrom(
     const { app } = createApp({
       logger: log,
       recorder,
+      rules: new RuleBook(controlPlane.resources, controlPlane.namespace, log),
       search: httpProbe(`${config.dataprepUrl}/health`, config.serviceTimeoutMs),
       alerts: httpProbe(`${config.alertDispatchUrl}/health`, config.serviceTimeoutMs),
       broker: feed ? async () => feed.reachability() : undefined,

@@ -3,10 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { EmbeddedResourceStore } from '../../../operator/drivers/embedded/index.js';
 import { createLogger, type Logger } from '../../lib/log/index.js';
 import { createApp, type CameraRulesDeps } from '../app.js';
 import type { Probe } from '../health/reachability.js';
 import { DirectoryRecorder } from '../recorder/directory-recorder.js';
+import { RuleBook } from '../rules/rule-book.js';
 
 /** A probe that always answers `reachable`, for tests that are not about a dependency. */
 export const answering =
@@ -38,16 +40,27 @@ export async function serveOnLoopback(
   };
 }
 
-/** Test support: camera-rules over an empty recordings directory (or the given deps), dependencies answering. */
-export async function serveCameraRules(overrides: Partial<CameraRulesDeps> = {}): Promise<ServedCameraRules> {
+/** Test namespace of the resources the tests write. */
+export const TEST_NAMESPACE = 'cameras';
+
+/**
+ * Test support: camera-rules over an empty recordings directory and an embedded resource store in a temp dir (or
+ * `controlPlaneDir`, which outlives the app: a restart), dependencies answering, any dep overridden.
+ */
+export async function serveCameraRules(
+  overrides: Partial<CameraRulesDeps> & { controlPlaneDir?: string } = {},
+): Promise<ServedCameraRules & { store: EmbeddedResourceStore }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'camera-rules-'));
   const logger = overrides.logger ?? createLogger({ service: 'camera-rules-test', level: 'error', json: true });
+  const { controlPlaneDir, ...given } = overrides;
+  const store = await EmbeddedResourceStore.open({ dir: controlPlaneDir ?? path.join(dir, 'control-plane') });
   const deps: CameraRulesDeps = {
     logger,
     recorder: new DirectoryRecorder(path.join(dir, 'recordings')),
+    rules: new RuleBook(store, TEST_NAMESPACE, logger),
     search: answering(),
     alerts: answering(),
-    ...overrides,
+    ...given,
   };
   const { app } = createApp(deps);
   const served = await serveOnLoopback(app.callback());
@@ -56,9 +69,11 @@ export async function serveCameraRules(overrides: Partial<CameraRulesDeps> = {})
     deps,
     logger,
     dir,
+    store,
     close: async () => {
       await served.close();
       await deps.recorder.close();
+      await store.close();
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -24,4 +24,12 @@ export const CAMERA_RULES_SWEEP: SweepEndpoint[] = [
   { method: 'GET', path: '/health', allow: ['GET', 'HEAD'] },
   { method: 'GET', path: '/cameras', allow: ['GET', 'HEAD'] },
   { method: 'GET', path: '/events', allow: ['GET', 'HEAD'] },
+  // Refused for its action, so that no mutation of another field makes it valid.
+  {
+    method: 'POST',
+    path: '/rules/',
+    allow: ['GET', 'HEAD', 'POST'],
+    body: { json: { id: 'sweep-rule', label: 'person', action: 'teleport', camera: 'front_door' } },
+  },
+  { method: 'GET', path: '/rules/:rule_id', params: { rule_id: 'no-such-rule' }, allow: ['GET', 'HEAD', 'DELETE'] },
 ];

@@ -1,0 +1,174 @@
+import { createHash } from 'node:crypto';
+import {
+  API_VERSION as RESOURCE_API_VERSION,
+  CAMERA_RULE_ACTIONS,
+  type CameraRule,
+  type CameraRuleAction,
+  type CameraRuleEventType,
+} from '../../../operator/api/index.js';
+import { AlreadyExistsError, updateStatusWithRetry, type ResourceStore } from '../../../operator/ports/index.js';
+import type { Logger } from '../../lib/log/index.js';
+
+/** A rule as the API shows it (the contract's Rule, plus `event_type`). */
+export interface RuleView {
+  id: string;
+  label: string;
+  action: CameraRuleAction;
+  /** null: every camera. */
+  camera: string | null;
+  /** null: any source. */
+  source: string | null;
+  /** Fire on `new` or on `end` (default) events. */
+  event_type: CameraRuleEventType;
+  /** Read-only: how many recorder events the rule has matched. */
+  count: number;
+}
+
+/** A rule to add, as validated at the edge. */
+export type NewRule = Omit<RuleView, 'count'>;
+
+/** The id is taken (400 at the edge, as the contract says). */
+export class RuleExistsError extends Error {
+  constructor(readonly id: string) {
+    super(`Rule with id '${id}' already exists`);
+    this.name = 'RuleExistsError';
+  }
+}
+
+/** No rule has this id (404). */
+export class RuleNotFoundError extends Error {
+  constructor(readonly id: string) {
+    super(`Rule '${id}' not found`);
+    this.name = 'RuleNotFoundError';
+  }
+}
+
+/** The resource store did not answer (503); the cause is logged, never sent. */
+export class RuleStoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('The rule store (control plane) is unavailable', { cause });
+    this.name = 'RuleStoreUnavailableError';
+  }
+}
+
+/** Every known action, as 422 answers list them. */
+export const KNOWN_ACTIONS: readonly CameraRuleAction[] = CAMERA_RULE_ACTIONS;
+
+/**
+ * The object name of a rule id: a readable slug of the id and 8 hex digits of its SHA-256, so that any text is a
+ * valid Kubernetes name and two ids never share one (ids differing only in case or punctuation get other hashes).
+ */
+export function ruleObjectName(id: string): string {
+  const slug = id
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/, '');
+  const hash = createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 8);
+  return slug ? `${slug}-${hash}` : `rule-${hash}`;
+}
+
+function view(rule: CameraRule): RuleView {
+  const { spec } = rule;
+  return {
+    id: spec.id,
+    label: spec.label,
+    action: spec.action,
+    camera: spec.camera ?? null,
+    source: spec.source ?? null,
+    event_type: spec.eventType ?? 'end',
+    count: rule.status?.count ?? 0,
+  };
+}
+
+/**
+ * The rules, kept as CameraRule resources in the control plane's store (the API server in the cluster, the embedded
+ * store under the data dir): they survive restarts and every replica reads the same ones. Nothing is cached, so a
+ * rule added through one replica applies at once in all of them.
+ */
+export class RuleBook {
+  constructor(
+    private readonly store: ResourceStore,
+    private readonly namespace: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Runs a store call; anything but AlreadyExistsError becomes RuleStoreUnavailableError, its cause logged. */
+  private async guarded<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof AlreadyExistsError) throw error;
+      this.logger.error('rule store call failed', { error: (error as Error)?.message ?? String(error) });
+      throw new RuleStoreUnavailableError(error);
+    }
+  }
+
+  /** Every rule, oldest first (then by id). */
+  async list(): Promise<RuleView[]> {
+    const rules = await this.guarded(() => this.store.list('CameraRule', this.namespace));
+    return rules
+      .sort(
+        (a, b) =>
+          (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+          a.spec.id.localeCompare(b.spec.id),
+      )
+      .map(view);
+  }
+
+  async get(id: string): Promise<RuleView> {
+    const rule = await this.guarded(() => this.store.get('CameraRule', this.namespace, ruleObjectName(id)));
+    if (!rule || rule.spec.id !== id) throw new RuleNotFoundError(id);
+    return view(rule);
+  }
+
+  /** Adds a rule; RuleExistsError when the id is taken (by this or another replica). */
+  async add(rule: NewRule): Promise<RuleView> {
+    try {
+      const created = await this.guarded(() =>
+        this.store.create('CameraRule', {
+          apiVersion: RESOURCE_API_VERSION,
+          kind: 'CameraRule',
+          metadata: {
+            name: ruleObjectName(rule.id),
+            namespace: this.namespace,
+            labels: { 'app.kubernetes.io/managed-by': 'camera-rules' },
+          },
+          spec: {
+            id: rule.id,
+            label: rule.label,
+            action: rule.action,
+            ...(rule.camera === null ? {} : { camera: rule.camera }),
+            ...(rule.source === null ? {} : { source: rule.source }),
+            eventType: rule.event_type,
+          },
+        }),
+      );
+      return view(created);
+    } catch (error) {
+      if (error instanceof AlreadyExistsError) throw new RuleExistsError(rule.id);
+      throw error;
+    }
+  }
+
+  /** Deletes a rule and answers it as it was; RuleNotFoundError when there is none. */
+  async remove(id: string): Promise<RuleView> {
+    const rule = await this.get(id);
+    const deleted = await this.guarded(() => this.store.delete('CameraRule', this.namespace, ruleObjectName(id)));
+    if (!deleted) throw new RuleNotFoundError(id);
+    return rule;
+  }
+
+  /** Counts one more matched event on the rule (conflict-safe across replicas); false when the rule is gone. */
+  async countMatch(id: string, eventId: string): Promise<boolean> {
+    const written = await this.guarded(() =>
+      updateStatusWithRetry(this.store, 'CameraRule', this.namespace, ruleObjectName(id), (latest) => ({
+        ...latest.status,
+        count: (latest.status?.count ?? 0) + 1,
+        lastEventId: eventId.slice(0, 256),
+      })),
+    );
+    return written !== undefined;
+  }
+}
