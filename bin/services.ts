@@ -70,6 +70,16 @@ export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
       start: (config, { logger }) => startCaptionQaFrom(config, logger),
     };
   },
+  // Runs are CaptionRun resources in the control plane; the service only writes and reads them.
+  'caption-runs': async () => {
+    const { captionRunsSettings, loadCaptionRunsConfig } = await import('../services/caption-runs/config.js');
+    const { startCaptionRunsFrom } = await import('../services/caption-runs/main.js');
+    return {
+      settings: captionRunsSettings,
+      loadConfig: loadCaptionRunsConfig,
+      start: (config, { logger, controlPlane }) => startCaptionRunsFrom(config, controlPlane, logger),
+    };
+  },
   // Rules and watchers are resources (CameraRule, CameraWatcher) in the control plane, shared by every replica.
   'camera-rules': async () => {
     const { cameraRulesSettings, loadCameraRulesConfig } = await import('../services/camera-rules/config.js');

@@ -1,0 +1,63 @@
+import type { ServiceControlPlane } from '../../operator/ports/index.js';
+import { createHttpApp, type HttpApp } from '../lib/http/index.js';
+import type { Logger } from '../lib/log/index.js';
+import type { CaptionRunsConfig } from './config.js';
+import { captionRunsErrorStyle } from './errors.js';
+import { detectionModelsRoute, pipelinesRoute, vlmModelsRoute } from './routes/catalog-routes.js';
+import { healthRoute } from './routes/health-route.js';
+import { runRoutes } from './routes/runs-routes.js';
+import { CaptionRuns } from './runs/caption-runs.js';
+import type { HostResolver } from './runs/stream-source.js';
+
+/** Base path of every route (the contract's `/api`). */
+export const API_BASE_PATH = '/api';
+
+/** Largest JSON body: a run request is small (a prompt of at most 8192 characters and 32 alert rules). */
+const MAX_BODY_BYTES = 256 * 1024;
+
+/** Everything the HTTP surface needs; main.ts builds the real ones, tests their own. */
+export interface CaptionRunsDeps {
+  logger: Logger;
+  /** Where runs live as CaptionRun resources. */
+  controlPlane: ServiceControlPlane;
+  config: Pick<CaptionRunsConfig, 'vlm' | 'rtspAllow' | 'mediaRoot' | 'defaultDetector'> & { modelsDir: string };
+  /** Host resolution for CAPTION_RUNS_RTSP_ALLOW (default: the system resolver). */
+  resolveHost?: HostResolver;
+}
+
+/** Builds the caption-runs Koa app (no listen). */
+export function createApp(deps: CaptionRunsDeps): HttpApp {
+  const { config, logger } = deps;
+  const runs = new CaptionRuns(deps.controlPlane);
+  return createHttpApp({
+    info: {
+      title: 'Argus live caption runs',
+      version: '1.0.0',
+      description:
+        'Caption runs on live streams: each run is a CaptionRun resource whose worker reads the stream with ffmpeg, ' +
+        'captions chunks of frames with a VLM (or, without one, from what the detector saw), publishes every caption ' +
+        'on MQTT (`live-video-captioning/{runId}`) and raises the run’s alert rules to alert-dispatch.',
+    },
+    service: 'caption-runs',
+    logger,
+    errors: captionRunsErrorStyle(),
+    basePath: API_BASE_PATH,
+    jsonLimit: MAX_BODY_BYTES,
+    routes: [
+      healthRoute(config.vlm?.model),
+      vlmModelsRoute(config.vlm, logger),
+      detectionModelsRoute(config.modelsDir),
+      pipelinesRoute(),
+      ...runRoutes({
+        runs,
+        logger,
+        vlm: config.vlm,
+        modelsDir: config.modelsDir,
+        defaultDetector: config.defaultDetector,
+        mediaRoot: config.mediaRoot,
+        rtspAllow: config.rtspAllow,
+        resolveHost: deps.resolveHost,
+      }),
+    ],
+  });
+}

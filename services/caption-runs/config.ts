@@ -1,0 +1,79 @@
+import path from 'node:path';
+import Joi from 'joi';
+import { envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
+import { DEFAULT_MODEL_NAMES } from '../lib/inference/index.js';
+import { envAllowList, type AllowList } from '../lib/outbound/index.js';
+
+/** The OpenAI-compatible vision-language model that writes captions (the `VLM_*` settings, shared with frame-analysis). */
+export interface VlmConfig {
+  /** API root including its version path; requests go to `{baseUrl}/chat/completions`, models to `{baseUrl}/models`. */
+  baseUrl: string;
+  /** The model a run uses when the request names none. */
+  model: string;
+  apiKey?: string;
+  /** Wait for headers, the first token and each gap, milliseconds. */
+  timeoutMs: number;
+  temperature: number;
+  /** Frames are scaled so that their longer side is at most this before they are sent. */
+  imageMaxSide: number;
+}
+
+/** Validated settings of the caption-runs service. */
+export interface CaptionRunsConfig {
+  platform: PlatformConfig;
+  host: string;
+  port: number;
+  /** The VLM; undefined: captions come from the offline captioner (detections). */
+  vlm?: VlmConfig;
+  /** When set, RTSP hosts must be (or resolve to) these CIDRs or names; unset: any host. */
+  rtspAllow?: AllowList;
+  /** Files below this directory may be captioned as streams (demos); unset: none. */
+  mediaRoot?: string;
+  /** The detector a detection pipeline uses when the request names none (a folder of the models directory). */
+  defaultDetector: string;
+}
+
+const OWNED_PREFIXES = ['CAPTION_RUNS_', 'VLM_'];
+
+const schema = Joi.object({
+  ...platformEnvSchema,
+  ARGUS_MODEL_DETECTOR: Joi.string().description('Object detection model (directory name or absolute path)'),
+  CAPTION_RUNS_HOST: Joi.string().default('127.0.0.1'),
+  CAPTION_RUNS_PORT: envPort().default(4173),
+  CAPTION_RUNS_RTSP_ALLOW: envAllowList(),
+  CAPTION_RUNS_MEDIA_ROOT: Joi.string(),
+  // The VLM_* names and ranges are frame-analysis's: one setting configures both services under `argus up`.
+  VLM_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  VLM_MODEL: Joi.string().default('default'),
+  VLM_API_KEY: Joi.string(),
+  VLM_TEMPERATURE: Joi.number().min(0).max(2).default(0),
+  VLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(20_000),
+  VLM_IMAGE_MAX_SIDE: Joi.number().integer().min(64).max(4096).default(512),
+});
+
+/** What caption-runs reads from the environment, and the prefixes it owns (VLM_* shared with frame-analysis). */
+export const captionRunsSettings: SettingsScope = { schema, prefixes: OWNED_PREFIXES };
+
+/** Reads the service's settings from `env` (the only place process.env reaches); throws ConfigError listing every problem. */
+export function loadCaptionRunsConfig(env: NodeJS.ProcessEnv): CaptionRunsConfig {
+  const c = loadConfig<Record<string, any>>('caption-runs', schema, env, OWNED_PREFIXES);
+  return {
+    platform: toPlatformConfig(c),
+    host: c.CAPTION_RUNS_HOST,
+    port: c.CAPTION_RUNS_PORT,
+    vlm: c.VLM_BASE_URL
+      ? {
+          baseUrl: c.VLM_BASE_URL,
+          model: c.VLM_MODEL,
+          apiKey: c.VLM_API_KEY,
+          timeoutMs: c.VLM_TIMEOUT_MS,
+          temperature: c.VLM_TEMPERATURE,
+          imageMaxSide: c.VLM_IMAGE_MAX_SIDE,
+        }
+      : undefined,
+    rtspAllow: c.CAPTION_RUNS_RTSP_ALLOW,
+    mediaRoot: c.CAPTION_RUNS_MEDIA_ROOT ? path.resolve(c.CAPTION_RUNS_MEDIA_ROOT) : undefined,
+    defaultDetector: c.ARGUS_MODEL_DETECTOR ?? DEFAULT_MODEL_NAMES.detector,
+  };
+}

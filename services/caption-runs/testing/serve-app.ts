@@ -1,0 +1,89 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureDefaultModels } from '../../../test/support/models.js';
+import { loadOperatorConfig } from '../../../operator/config.js';
+import { openEmbeddedControlPlane, type ControlPlaneHandle } from '../../../operator/embedded-control-plane.js';
+import { DEFAULT_MODEL_NAMES } from '../../lib/inference/index.js';
+import { createLogger, type Logger } from '../../lib/log/index.js';
+import { createApp, type CaptionRunsDeps } from '../app.js';
+
+/** A served app on 127.0.0.1 over an embedded control plane under a temp dir, and its parts. */
+export interface ServedRuns {
+  url: string;
+  api: string;
+  dataDir: string;
+  plane: ControlPlaneHandle;
+  logger: Logger;
+  /** Serves the app again over a control plane reopened on the same data dir (a restart of the process). */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Test support: an embedded control plane (the store persisted under `dataDir`; no controller started). */
+export function openTestControlPlane(dataDir: string, logger: Logger): Promise<ControlPlaneHandle> {
+  return openEmbeddedControlPlane({ dataDir, namespace: 'default', logger, config: loadOperatorConfig({}) });
+}
+
+/** Test support: serves caption-runs over a fresh embedded control plane; `config` overrides the defaults. */
+export async function serveRuns(
+  overrides: { config?: Partial<CaptionRunsDeps['config']>; resolveHost?: CaptionRunsDeps['resolveHost'] } = {},
+): Promise<ServedRuns> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'caption-runs-'));
+  const logger = createLogger({ service: 'caption-runs-test', level: 'error', json: true });
+  const modelsDir = await ensureDefaultModels();
+  let plane: ControlPlaneHandle;
+  let server: http.Server;
+  const start = async () => {
+    plane = await openTestControlPlane(dataDir, logger);
+    const { app } = createApp({
+      logger,
+      controlPlane: plane.controlPlane,
+      config: { modelsDir, defaultDetector: DEFAULT_MODEL_NAMES.detector, ...overrides.config },
+      resolveHost: overrides.resolveHost,
+    });
+    server = http.createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  };
+  const stop = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await plane.close();
+  };
+  await start();
+  const served: ServedRuns = {
+    url: '',
+    api: '',
+    dataDir,
+    logger,
+    get plane() {
+      return plane;
+    },
+    restart: async () => {
+      await stop();
+      await start();
+      setUrls();
+    },
+    close: async () => {
+      await stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  const setUrls = () => {
+    served.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served.api = `${served.url}/api`;
+  };
+  setUrls();
+  return served;
+}
+
+/** Test support: sends a JSON body. */
+export function sendJson(url: string, body: unknown, method = 'POST'): Promise<Response> {
+  return fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
