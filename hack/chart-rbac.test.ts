@@ -109,6 +109,16 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
         body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409 },
       };
     });
+    // The operator's Job watch opens only once it has read a Job live: right after creating one, which the watch
+    // could otherwise have delivered first (a read from the cache).
+    let jobRead!: () => void;
+    const jobReadSeen = new Promise<undefined>((resolve) => (jobRead = () => resolve(undefined)));
+    fake.intercept((r) =>
+      r.user === OPERATOR && r.query.watch === 'true' && r.path.endsWith('/jobs') ? jobReadSeen : undefined,
+    );
+    void fake
+      .waitForRequest((r) => r.user === OPERATOR && r.method === 'GET' && /\/jobs\/[^/]+$/.test(r.path))
+      .then(jobRead);
     await startChartOperator(manifests);
 
     // dataprep creates a job and cancels another in its namespace; workers finish the first.
@@ -151,6 +161,7 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
     await deletedByOperator(servicesNamespace, done.metadata.name);
     await deletedByOperator(servicesNamespace, cancelled.metadata.name);
     for (const namespace of others) await deletedByOperator(namespace, 'other');
+    jobRead();
     await operator!.close();
     operator = undefined;
 

@@ -6,6 +6,35 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 
+/** Objects per page of a list (`limit`): a large collection comes in several requests, never one huge answer. */
+export const LIST_PAGE_SIZE = 500;
+
+/**
+ * The whole collection, page by page (`limit`, then `continue` with the token of the page before) as the API server
+ * serves large lists: the items of every page and the first page's resourceVersion (the list's snapshot), from which
+ * a watch starts. A 410 on a continue (the snapshot was compacted) fails the list: the informer lists again.
+ */
+export async function listAllPages<T extends KubernetesObject>(
+  page: (options: { limit: number; _continue?: string }) => Promise<KubernetesListObject<T>>,
+  limit = LIST_PAGE_SIZE,
+): Promise<KubernetesListObject<T>> {
+  // Typed lists (V1JobList) name the token `_continue`; custom objects come as the API's JSON, `continue`.
+  const tokenOf = (list: KubernetesListObject<T>): string | undefined =>
+    list.metadata?._continue ?? (list.metadata as { continue?: string } | undefined)?.continue;
+  const first = await page({ limit });
+  const items = [...first.items];
+  let token = tokenOf(first);
+  // Each page moves the token on; an API server that handed back the same token would loop, so stop then.
+  for (const seen = new Set<string>(); token && !seen.has(token);) {
+    seen.add(token);
+    const next = await page({ limit, _continue: token });
+    items.push(...next.items);
+    token = tokenOf(next);
+  }
+  const { _continue: _typed, continue: _json, ...metadata } = (first.metadata ?? {}) as Record<string, unknown>;
+  return { ...first, metadata, items };
+}
+
 /** Back-off between restarts of a failed list or watch. */
 export interface RestartBackoff {
   baseMs: number;
@@ -97,6 +126,14 @@ export class RestartingInformer<T extends KubernetesObject> {
   /** Whether the first list has been delivered. */
   get hasSynced(): boolean {
     return this.isSynced;
+  }
+
+  /**
+   * The object as the last list and the watch events since delivered it (undefined when absent, or before the
+   * first list): as fresh as the watch, which may trail a write that was just answered.
+   */
+  cached(namespace: string, name: string): T | undefined {
+    return this.isSynced ? this.listWatch.get(name, namespace) : undefined;
   }
 
   /** Starts listing and watching; resolves once the first list is delivered (retrying until then) or on stop. */

@@ -203,6 +203,9 @@ export class JobWorkloadDriver implements WorkloadDriver {
   private async read(owner: AnyResource): Promise<V1Job | undefined> {
     const { namespace } = owner.metadata;
     const name = jobName(owner);
+    // From the Job watch's cache when it holds the Job; a Job just created may not be there yet: then a live read.
+    const cached = this.informers?.[0]?.cached(namespace, name);
+    if (cached) return ownedBy(cached, owner) ? cached : undefined;
     try {
       const job = await this.api.readNamespacedJob({ name, namespace });
       return ownedBy(job, owner) ? job : undefined;

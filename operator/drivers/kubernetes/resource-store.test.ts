@@ -170,6 +170,101 @@ describe('KubernetesResourceStore at the HTTP boundary', () => {
     await watch.stop();
   });
 
+  it('lists a collection larger than one page completely, page by page (limit, then continue)', async () => {
+    for (const name of ['job-e', 'job-a', 'job-d', 'job-b', 'job-c'])
+      await store.create('IngestJob', newIngestJob(name));
+    const paged = new KubernetesResourceStore(fake.kubeConfig('admin'), { restartBackoff: BACKOFF, listPageSize: 2 });
+    expect((await paged.list('IngestJob')).map((j) => j.metadata.name).sort()).toEqual([
+      'job-a',
+      'job-b',
+      'job-c',
+      'job-d',
+      'job-e',
+    ]);
+    const lists = fake.requests.filter((r) => r.method === 'GET' && r.query.watch !== 'true' && r.path.endsWith('s'));
+    expect(lists.map((r) => [r.query.limit, r.query.continue !== undefined, r.response.items.length])).toEqual([
+      ['2', false, 2],
+      ['2', true, 2],
+      ['2', true, 1],
+    ]);
+    // A watch's first list is the whole collection too.
+    const log = new EventLog<'IngestJob'>();
+    const watch = await paged.watch('IngestJob', undefined, log.handler);
+    expect(log.summary().sort()).toEqual(['ADDED job-a', 'ADDED job-b', 'ADDED job-c', 'ADDED job-d', 'ADDED job-e']);
+    await watch.stop();
+  });
+
+  it('lists again from the start when a continue token has expired (410 after compaction)', async () => {
+    for (const name of ['job-a', 'job-b', 'job-c']) await store.create('IngestJob', newIngestJob(name));
+    const paged = new KubernetesResourceStore(fake.kubeConfig('admin'), { restartBackoff: BACKOFF, listPageSize: 2 });
+    let compacted = false;
+    fake.intercept((r) => {
+      if (compacted || !r.query.continue) return undefined;
+      compacted = true;
+      // A write between the pages, then compaction past the first page's version.
+      fake.put('argus.dev', 'ingestjobs', {
+        ...newIngestJob('job-d'),
+        metadata: { name: 'job-d', namespace: 'default' },
+      });
+      fake.compact();
+      return undefined;
+    });
+    const log = new EventLog<'IngestJob'>();
+    const failures: unknown[] = [];
+    const watching = new KubernetesResourceStore(fake.kubeConfig('admin'), {
+      restartBackoff: BACKOFF,
+      listPageSize: 2,
+      onWatchError: (_kind, error) => failures.push(error),
+    });
+    const watch = await watching.watch('IngestJob', undefined, log.handler);
+    expect(log.summary().sort()).toEqual(['ADDED job-a', 'ADDED job-b', 'ADDED job-c', 'ADDED job-d']);
+    expect(fake.requests.filter((r) => r.query.continue).map((r) => r.status)).toEqual([410, 200]);
+    expect(failures).toHaveLength(1);
+    await watch.stop();
+    expect((await paged.list('IngestJob')).length).toBe(4);
+  });
+
+  it("serves get from the watch's cache, live only until the watch holds its own write or after a conflict", async () => {
+    const created = await store.create('IngestJob', newIngestJob('job-a'));
+    const cached = new KubernetesResourceStore(fake.kubeConfig('admin'), { restartBackoff: BACKOFF });
+    const gets = () => fake.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/ingestjobs/job-a')).length;
+    const log = new EventLog<'IngestJob'>();
+    const watch = await cached.watch('IngestJob', undefined, log.handler);
+    await log.waitFor(1);
+    expect((await cached.get('IngestJob', 'default', 'job-a'))?.metadata.uid).toBe(created.metadata.uid);
+    expect(await cached.get('IngestJob', 'default', 'job-b')).toBeUndefined();
+    expect(gets()).toBe(0);
+
+    // Its own write: read live until the watch delivers that version, then from the cache again.
+    fake.stallWatches();
+    const written = await cached.updateStatus('IngestJob', { ...created, status: { state: 'running' } });
+    expect((await cached.get('IngestJob', 'default', 'job-a'))?.metadata.resourceVersion).toBe(
+      written.metadata.resourceVersion,
+    );
+    expect(gets()).toBe(1);
+    await watch.stop();
+    const log2 = new EventLog<'IngestJob'>();
+    const rewatch = await cached.watch('IngestJob', undefined, log2.handler);
+    await log2.waitFor(1);
+    await cached.get('IngestJob', 'default', 'job-a');
+    expect(gets()).toBe(1);
+
+    // Another writer changes it while the watch lags: the write meets a conflict, and reads go to the API server while
+    // the cache still holds the version that was sent.
+    fake.stallWatches();
+    const seen = (await cached.get('IngestJob', 'default', 'job-a'))!;
+    fake.put('argus.dev', 'ingestjobs', {
+      ...fake.get('argus.dev', 'ingestjobs', 'default', 'job-a'),
+      status: { state: 'completed' },
+    });
+    await expect(cached.updateStatus('IngestJob', { ...seen, status: { state: 'failed' } })).rejects.toBeInstanceOf(
+      ConflictError,
+    );
+    expect((await cached.get('IngestJob', 'default', 'job-a'))?.status).toEqual({ state: 'completed' });
+    expect(gets()).toBe(2);
+    await rewatch.stop();
+  });
+
   it('needs no more than OPERATOR_RULES, INGEST_WORKER_RULES and DATAPREP_RULES for what each does', async () => {
     const created = await store.create('IngestJob', newIngestJob('job-a'));
     const operator = new KubernetesResourceStore(fake.kubeConfig('operator'), { restartBackoff: BACKOFF });

@@ -7,7 +7,7 @@ import {
 import { GROUP, RESOURCES, VERSION, schemaProblems, type KindName, type ResourceKinds } from '../../api/index.js';
 import { InvalidError, type NewResource, type ResourceStore, type Watch, type WatchEvent } from '../../ports/index.js';
 import { statusCode, toStoreError } from './api-errors.js';
-import { RestartingInformer, type RestartBackoff } from './informer.js';
+import { LIST_PAGE_SIZE, listAllPages, RestartingInformer, type RestartBackoff } from './informer.js';
 
 /** Options of the kubernetes ResourceStore. */
 export interface KubernetesResourceStoreOptions {
@@ -19,6 +19,15 @@ export interface KubernetesResourceStoreOptions {
   restartBackoff?: RestartBackoff;
   /** Told of every list or watch failure (the watch restarts by itself). */
   onWatchError?: (kind: KindName, error: unknown) => void;
+  /** Objects per list request (`limit`; the rest follows with `continue`). Default LIST_PAGE_SIZE. */
+  listPageSize?: number;
+}
+
+/** A running watch of the store: its kind and namespace (undefined: all), and the informer whose cache serves reads. */
+interface OpenInformer {
+  kind: KindName;
+  namespace: string | undefined;
+  informer: RestartingInformer<Item>;
 }
 
 type Item = KubernetesObject;
@@ -52,11 +61,22 @@ function check(
 /**
  * The ResourceStore port on a Kubernetes API server, through client-node's CustomObjectsApi: replace (PUT) with the
  * resourceVersion read, status through the status subresource, strict field validation (unknown fields refused, as
- * the embedded store does), delete with Background propagation, watch on a restarting informer.
+ * the embedded store does), delete with Background propagation, watch on a restarting informer, lists in pages.
+ *
+ * `get` is served from the cache of a running watch that covers the object (as client-go's informers serve a
+ * controller), with one rule for reading one's own writes: after this store wrote an object, its reads go to the API
+ * server until the watch has delivered the version the write returned; after a write of it was refused as stale
+ * (409), until the watch holds another version than the one sent. Anything else is as fresh as the watch.
  */
 export class KubernetesResourceStore implements ResourceStore {
   private readonly api: CustomObjectsApi;
-  private readonly informers = new Set<RestartingInformer<Item>>();
+  private readonly informers = new Set<OpenInformer>();
+  /** Objects this store wrote, by key, with the version the watch has yet to deliver. */
+  private readonly unseenWrites = new Map<string, string>();
+  /** The last versions the watch delivered, by key: a write's answer may come after the watch event it caused. */
+  private readonly delivered = new Map<string, string[]>();
+  /** Objects whose write was refused as stale, by key, with the version that was sent. */
+  private readonly staleReads = new Map<string, string>();
 
   constructor(
     private readonly config: KubeConfig,
@@ -66,6 +86,18 @@ export class KubernetesResourceStore implements ResourceStore {
   }
 
   async get<K extends KindName>(kind: K, namespace: string, name: string): Promise<ResourceKinds[K] | undefined> {
+    const key = cacheKey(kind, namespace, name);
+    const informer = this.cacheOf(kind, namespace);
+    if (informer && !this.unseenWrites.has(key)) {
+      const cached = informer.cached(namespace, name);
+      const version = cached?.metadata?.resourceVersion;
+      if (version === undefined || version !== this.staleReads.get(key)) {
+        this.staleReads.delete(key);
+        // A copy the caller may change, made of this realm's objects (structuredClone's may come from another realm, under
+        // jest the outer one, and isDeepStrictEqual tells their prototypes apart).
+        return cached && (JSON.parse(JSON.stringify(cached)) as ResourceKinds[K]);
+      }
+    }
     try {
       return await this.api.getNamespacedCustomObject({ ...this.at(kind), namespace, name });
     } catch (error) {
@@ -88,12 +120,13 @@ export class KubernetesResourceStore implements ResourceStore {
     const { status: _ignored, ...body } = object as NewResource<K> & { status?: unknown };
     check(kind, object, ['spec']);
     try {
-      return await this.api.createNamespacedCustomObject({
+      const created = await this.api.createNamespacedCustomObject({
         ...this.at(kind),
         namespace,
         body: { ...body, apiVersion: `${GROUP}/${VERSION}`, kind },
         fieldValidation: 'Strict',
       });
+      return this.written(kind, created);
     } catch (error) {
       throw toStoreError(error, `create ${kind} ${namespace}/${name}`);
     }
@@ -117,10 +150,15 @@ export class KubernetesResourceStore implements ResourceStore {
     check(kind, object, [part]);
     const request = { ...this.at(kind), namespace, name, body: object, fieldValidation: 'Strict' };
     try {
-      return part === 'spec'
-        ? await this.api.replaceNamespacedCustomObject(request)
-        : await this.api.replaceNamespacedCustomObjectStatus(request);
+      const written =
+        part === 'spec'
+          ? await this.api.replaceNamespacedCustomObject(request)
+          : await this.api.replaceNamespacedCustomObjectStatus(request);
+      return this.written(kind, written);
     } catch (error) {
+      const key = cacheKey(kind, namespace, name);
+      const sent = object.metadata.resourceVersion;
+      if (statusCode(error) === 409 && sent && this.cacheOf(kind, namespace)) this.staleReads.set(key, sent);
       throw toStoreError(error, `${part === 'spec' ? 'update' : 'update status of'} ${kind} ${namespace}/${name}`);
     }
   }
@@ -133,6 +171,8 @@ export class KubernetesResourceStore implements ResourceStore {
         name,
         propagationPolicy: 'Background',
       });
+      // Read-your-writes: reads go to the API server until the watch delivers the deletion.
+      if (this.cacheOf(kind, namespace)) this.unseenWrites.set(cacheKey(kind, namespace, name), '');
       return true;
     } catch (error) {
       if (statusCode(error) === 404) return false;
@@ -150,8 +190,10 @@ export class KubernetesResourceStore implements ResourceStore {
     const path = ns
       ? `/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(ns)}/${plural}`
       : `/apis/${GROUP}/${VERSION}/${plural}`;
-    const emit = (type: WatchEvent<K>['type']) => (object: Item) =>
+    const emit = (type: WatchEvent<K>['type']) => (object: Item) => {
+      this.seen(kind, object, type === 'DELETED');
       handler({ type, object: object as unknown as ResourceKinds[K] });
+    };
     const informer = new RestartingInformer<Item>(
       this.config,
       path,
@@ -167,11 +209,12 @@ export class KubernetesResourceStore implements ResourceStore {
         backoff: this.options.restartBackoff ?? { baseMs: 200, maxMs: 30_000 },
       },
     );
-    this.informers.add(informer);
+    const open: OpenInformer = { kind, namespace: ns, informer };
+    this.informers.add(open);
     await informer.start();
     return {
       stop: async () => {
-        this.informers.delete(informer);
+        this.informers.delete(open);
         await informer.stop();
       },
     };
@@ -179,16 +222,58 @@ export class KubernetesResourceStore implements ResourceStore {
 
   /** Whether every open watch has delivered its first list (the operator's readiness). */
   get watchesSynced(): boolean {
-    return [...this.informers].every((i) => i.hasSynced);
+    return [...this.informers].every((i) => i.informer.hasSynced);
+  }
+
+  /** A listed watch whose cache holds every object of `kind` in `namespace`, if any. */
+  private cacheOf(kind: KindName, namespace: string): RestartingInformer<Item> | undefined {
+    return [...this.informers].find(
+      (i) => i.kind === kind && (i.namespace === undefined || i.namespace === namespace) && i.informer.hasSynced,
+    )?.informer;
+  }
+
+  /** Notes a write's answer: reads of the object wait for the watch to deliver that version (unless it did). */
+  private written<T>(kind: KindName, object: T): T {
+    const { namespace, name, resourceVersion } = (object as Item).metadata ?? {};
+    if (!namespace || !name || !resourceVersion || !this.cacheOf(kind, namespace)) return object;
+    const key = cacheKey(kind, namespace, name);
+    if (!this.delivered.get(key)?.includes(resourceVersion)) this.unseenWrites.set(key, resourceVersion);
+    return object;
+  }
+
+  /** The watch delivered a version: a write it carries is now in the cache. */
+  private seen(kind: KindName, object: Item, deleted: boolean): void {
+    const key = cacheKey(kind, object.metadata?.namespace ?? '', object.metadata?.name ?? '');
+    const version = object.metadata?.resourceVersion ?? '';
+    if (deleted) {
+      this.staleReads.delete(key);
+      this.unseenWrites.delete(key);
+      this.delivered.delete(key);
+      return;
+    }
+    // A few versions suffice: a write's answer trails its own watch event by little.
+    this.delivered.set(key, [...(this.delivered.get(key) ?? []), version].slice(-RECENT_VERSIONS));
+    if (this.unseenWrites.get(key) === version) this.unseenWrites.delete(key);
   }
 
   private at(kind: KindName) {
     return { group: GROUP, version: VERSION, plural: RESOURCES[kind].plural };
   }
 
-  private async listObjects(kind: KindName, namespace: string | undefined): Promise<KubernetesListObject<Item>> {
-    return namespace
-      ? await this.api.listNamespacedCustomObject({ ...this.at(kind), namespace })
-      : await this.api.listClusterCustomObject({ ...this.at(kind) });
+  private listObjects(kind: KindName, namespace: string | undefined): Promise<KubernetesListObject<Item>> {
+    return listAllPages(
+      (page) =>
+        namespace
+          ? this.api.listNamespacedCustomObject({ ...this.at(kind), namespace, ...page })
+          : this.api.listClusterCustomObject({ ...this.at(kind), ...page }),
+      this.options.listPageSize ?? LIST_PAGE_SIZE,
+    );
   }
+}
+
+/** How many delivered versions of an object are remembered to match a write's answer against. */
+const RECENT_VERSIONS = 4;
+
+function cacheKey(kind: KindName, namespace: string, name: string): string {
+  return `${kind}/${namespace}/${name}`;
 }

@@ -13,6 +13,7 @@ import { Value } from '@sinclair/typebox/value';
 import { API_VERSION, GROUP, RESOURCES, VERSION, schemaProblems, type KindName } from '../../../api/index.js';
 import { toCustomResourceDefinition } from '../../../api/crd.js';
 import { valueProblems } from '../../../api/crd-validation.js';
+import { listPage } from './fake-paging.js';
 import { authorize, type FakeIdentity, type RequestAttributes } from './fake-rbac.js';
 import {
   COMPLETION_INDEX,
@@ -757,7 +758,7 @@ export class FakeApiServer {
         }
         const body = this.listBody(type, ns, req.query.labelSelector);
         const items = body.items.filter((o) => selectsFields(fields, o));
-        return { code: 200, body: { ...body, items } };
+        return listPage({ ...body, items }, req.query, this.compactedBelow);
       }
       case 'watch':
         this.openWatch(type, ns, req.query, res);
