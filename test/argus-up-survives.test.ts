@@ -9,7 +9,6 @@ import { DATAPREP_SWEEP, isStatusMessageBody } from '../services/dataprep/testin
 import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
 import { FRAME_ANALYSIS_SWEEP, isAnalysisErrorBody } from '../services/frame-analysis/testing/sweep-endpoints.js';
 import { CAPTION_RUNS_SWEEP, isRunsErrorBody } from '../services/caption-runs/testing/sweep-endpoints.js';
-import { CAPTION_RUNS_SWEEP, isRunsErrorBody } from '../services/caption-runs/testing/sweep-endpoints.js';
 import { childEnv, spawnArgus, tempDir, type ArgusProcess } from './support/argus-process.js';
 import { malformedSweep, type ErrorShape, type SweepEndpoint } from './support/malformed-sweep.js';
 
@@ -19,7 +18,6 @@ const SERVICES: Record<string, { basePath: string; endpoints: SweepEndpoint[]; e
   'alert-dispatch': { basePath: '/api/v1', endpoints: ALERT_DISPATCH_SWEEP, errorShape: isAlertBody },
   'frame-analysis': { basePath: '/api/v1', endpoints: FRAME_ANALYSIS_SWEEP, errorShape: isAnalysisErrorBody },
   'caption-qa': { basePath: '/api', endpoints: CAPTION_QA_SWEEP, errorShape: isQaBody },
-  'caption-runs': { basePath: '/api', endpoints: CAPTION_RUNS_SWEEP, errorShape: isRunsErrorBody },
   'caption-runs': { basePath: '/api', endpoints: CAPTION_RUNS_SWEEP, errorShape: isRunsErrorBody },
   'camera-rules': { basePath: '', endpoints: CAMERA_RULES_SWEEP, errorShape: isHttpValidationBody },
 };
@@ -42,7 +40,6 @@ beforeAll(async () => {
       ALERT_DISPATCH_PORT: '0',
       FRAME_ANALYSIS_PORT: '0',
       CAPTION_QA_PORT: '0',
-      CAPTION_RUNS_PORT: '0',
       CAPTION_RUNS_PORT: '0',
       CAMERA_RULES_PORT: '0',
     }),
