@@ -4,12 +4,58 @@ import { INGEST_MAX_ITEMS } from '../../operator/api/index.js';
 import { MAX_DECODABLE_PIXELS } from '../lib/media/index.js';
 import type { ObjectStoreConfig } from '../lib/storage/index.js';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
-import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
+import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 import { AllowList, envAllowList } from '../lib/outbound/index.js';
 import { bucketName } from './media/bucket-name.js';
 
+/** The environment as `dataprepEnvSchema` validates it (defaults applied). */
+interface DataprepEnv extends PlatformEnv {
+  ARGUS_MODEL_IMAGE_EMBEDDER?: string;
+  ARGUS_MODEL_TEXT_EMBEDDER?: string;
+  ARGUS_MODEL_DETECTOR?: string;
+  MM_DATAPREP_HOST: string;
+  MM_DATAPREP_HOST_PORT: number;
+  MM_DATAPREP_ALLOW_DUPLICATE_UPLOADS: boolean;
+  MM_DATAPREP_DUPLICATE_CLAIM_TIMEOUT_SECONDS: number;
+  MM_DATAPREP_BATCH_MAX_ITEMS: number;
+  MM_DATAPREP_TELEMETRY_MAX_RECORDS: number;
+  MM_DATAPREP_INGEST_DATA_ROOT?: string;
+  MM_DATAPREP_INGEST_DATA_ROOT_HOST?: string;
+  MM_DATAPREP_DEFAULT_BUCKET: string;
+  MM_DATAPREP_MARKER_BUCKET: string;
+  MM_DATAPREP_DATA_DIR?: string;
+  MM_DATAPREP_PRELOAD_MODELS: boolean;
+  MM_DATAPREP_URL_TIMEOUT_SECONDS: number;
+  MM_DATAPREP_URL_MAX_REDIRECTS: number;
+  MM_DATAPREP_IMAGE_URL_ALLOW?: AllowList;
+  MM_DATAPREP_IMAGE_MAX_PIXELS: number;
+  MM_DATAPREP_FRAME_CONCURRENCY: number;
+  MM_DATAPREP_FRAME_TIMEOUT_SECONDS: number;
+  MM_DATAPREP_FRAME_CACHE_MB: number;
+  MM_DATAPREP_FRAME_CACHE_ENTRIES: number;
+  MM_DATAPREP_STORAGE_BACKEND: 'local' | 's3';
+  MM_DATAPREP_S3_ENDPOINT?: string;
+  MM_DATAPREP_S3_REGION: string;
+  MM_DATAPREP_S3_ACCESS_KEY_ID?: string;
+  MM_DATAPREP_S3_SECRET_ACCESS_KEY?: string;
+  MM_DATAPREP_S3_SESSION_TOKEN?: string;
+  MM_DATAPREP_S3_FORCE_PATH_STYLE: boolean;
+  MM_DATAPREP_S3_CHECKSUM_MODE: 'when_supported' | 'when_required';
+  MM_DATAPREP_S3_BUCKET_PREFIX: string;
+  MM_DATAPREP_VECTORDB_BACKEND: 'lancedb' | 'weaviate';
+  MM_DATAPREP_VECTORDB_TABLE: string;
+  /** Required when MM_DATAPREP_VECTORDB_BACKEND is weaviate (the schema's `when`). */
+  MM_DATAPREP_WEAVIATE_URL?: string;
+  MM_DATAPREP_WEAVIATE_GRPC_URL?: string;
+  MM_DATAPREP_WEAVIATE_API_KEY?: string;
+  MM_DATAPREP_WEAVIATE_COLLECTION: string;
+}
+
+/** The keys the schema must declare: joi's typings tie a schema's kind to its value, and the allow list is parsed text. */
+type DataprepEnvKeys = Omit<DataprepEnv, 'MM_DATAPREP_IMAGE_URL_ALLOW'> & { MM_DATAPREP_IMAGE_URL_ALLOW?: string };
+
 /** Every environment variable the dataprep service reads, with its default; the README lists the same table. */
-export const dataprepEnvSchema = Joi.object({
+export const dataprepEnvSchema = Joi.object<DataprepEnv, true, DataprepEnvKeys>({
   ...platformEnvSchema,
   ARGUS_MODEL_IMAGE_EMBEDDER: Joi.string().description('Image embedding model (directory name or absolute path)'),
   ARGUS_MODEL_TEXT_EMBEDDER: Joi.string().description('Text embedding model (directory name or absolute path)'),
@@ -144,7 +190,7 @@ export interface DataprepConfig {
  * Unknown MM_DATAPREP_* variables and every invalid value are reported together in one ConfigError.
  */
 export function loadDataprepConfig(env: NodeJS.ProcessEnv): DataprepConfig {
-  const v = loadConfig<Record<string, any>>('dataprep', dataprepSettings.schema, env, dataprepSettings.prefixes);
+  const v = loadConfig('dataprep', dataprepEnvSchema, env, dataprepSettings.prefixes);
   const platform = toPlatformConfig(v);
   const dataDir = path.resolve(v.MM_DATAPREP_DATA_DIR ?? path.join(platform.dataDir, 'dataprep'));
   const storage: DataprepStorageConfig =
@@ -165,7 +211,8 @@ export function loadDataprepConfig(env: NodeJS.ProcessEnv): DataprepConfig {
     v.MM_DATAPREP_VECTORDB_BACKEND === 'weaviate'
       ? {
           backend: 'weaviate',
-          url: v.MM_DATAPREP_WEAVIATE_URL,
+          // Present: the schema requires it for weaviate.
+          url: v.MM_DATAPREP_WEAVIATE_URL!,
           grpcUrl: v.MM_DATAPREP_WEAVIATE_GRPC_URL,
           apiKey: v.MM_DATAPREP_WEAVIATE_API_KEY,
           collection: v.MM_DATAPREP_WEAVIATE_COLLECTION,
