@@ -95,6 +95,7 @@ async function serve(names: string[]): Promise<void> {
     dataDir: cfg.dataDir,
     logger: createLogger({ service: 'operator', level: cfg.logLevel, json: cfg.logJson }),
     config: operatorConfig,
+    component: names.length === 1 ? names[0] : 'up',
   });
   const started: StartedService[] = [];
   // One deadline for every service, from the signal: they stop side by side.

@@ -8,6 +8,7 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import client from 'prom-client';
 import type { Logger } from '../services/lib/log/index.js';
+import { userAgent } from '../services/lib/user-agent/index.js';
 import { loadClusterOperatorConfig } from './config.js';
 import { startControllers, type RunningControllers } from './controllers/index.js';
 import {
@@ -58,7 +59,7 @@ function operatorMetrics(registry: client.Registry) {
  */
 export async function startOperator(env: Record<string, string | undefined>, logger: Logger): Promise<StartedOperator> {
   const { platform, operator, cluster } = loadClusterOperatorConfig(env);
-  const kubeConfig = loadKubeConfig(cluster.kubeconfig);
+  const kubeConfig = loadKubeConfig(cluster.kubeconfig, userAgent('operator'));
   const registry = new client.Registry();
   const metrics = operatorMetrics(registry);
   const store = new KubernetesResourceStore(kubeConfig, {

@@ -2,12 +2,13 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { childEnv, spawnArgus, tempDir, type ArgusProcess } from '../test/support/argus-process.js';
+import { userAgent } from '../services/lib/user-agent/index.js';
 import { leaderElectionRules, OPERATOR_RULES } from './drivers/kubernetes/index.js';
 import { FakeApiServer } from './drivers/kubernetes/testing/fake-api-server.js';
 
 const LEASE = '/apis/coordination.k8s.io/v1/namespaces/argus/leases/argus-operator';
 
-describe('argus operator (a real process) stopped by signals', () => {
+describe('argus operator (a real process)', () => {
   let fake: FakeApiServer;
   let temp: Awaited<ReturnType<typeof tempDir>>;
   let operator: ArgusProcess | undefined;
@@ -28,7 +29,7 @@ describe('argus operator (a real process) stopped by signals', () => {
     await temp.remove();
   });
 
-  it('finishes its graceful shutdown on the first SIGTERM, ignoring a second one, and releases the Lease', async () => {
+  it('finishes its graceful shutdown on the first SIGTERM, ignoring a second one, and releases the Lease; names itself in every request', async () => {
     const kubeconfig = path.join(temp.dir, 'kubeconfig');
     await writeFile(kubeconfig, fake.kubeConfig('op-a').exportConfig());
     // The release is held until the second signal has been seen, so the process is still shutting down when it comes.
@@ -71,6 +72,10 @@ describe('argus operator (a real process) stopped by signals', () => {
         'not leading: controllers stopped',
       ]),
     );
+    // Every request names the operator (the API server's audit log shows it), watches included.
+    const agents = new Set(fake.requests.filter((r) => r.user === 'op-a').map((r) => r.userAgent));
+    expect([...agents]).toEqual([userAgent('operator')]);
+    expect(userAgent('operator')).toMatch(/^argus-operator\/\d+\.\d+\.\d+/);
     // Released as client-go's ReleaseOnCancel does: a standby takes over at its next attempt, not a lease later.
     expect(fake.get('coordination.k8s.io', 'leases', 'argus', 'argus-operator').spec).toMatchObject({
       holderIdentity: '',

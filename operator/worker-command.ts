@@ -3,6 +3,7 @@
  * pod. The index defaults to JOB_COMPLETION_INDEX (set by the Job controller in Indexed mode).
  */
 import type { Logger } from '../services/lib/log/index.js';
+import { userAgent } from '../services/lib/user-agent/index.js';
 import { loadWorkerSettings } from './config.js';
 import { KubernetesResourceStore, loadKubeConfig } from './drivers/kubernetes/index.js';
 import type { ResourceStore, Worker } from './ports/index.js';
@@ -85,7 +86,7 @@ export async function runWorker(
   if (!start) {
     throw new WorkerUsageError(`unknown worker ${invocation.worker} (known: ${Object.keys(starters).join(', ')})`);
   }
-  const resources = new KubernetesResourceStore(loadKubeConfig(settings.kubeconfig));
+  const resources = new KubernetesResourceStore(loadKubeConfig(settings.kubeconfig, userAgent('worker')));
   const { worker, close } = await start(env, resources, logger);
   const { namespace, name, index, completions } = invocation;
   logger.info('worker shard starting', { worker: invocation.worker, job: `${namespace}/${name}`, index, completions });
