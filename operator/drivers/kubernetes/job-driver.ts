@@ -2,7 +2,7 @@ import { BatchV1Api, CoreV1Api, type KubeConfig, type V1Job, type V1Pod } from '
 import { API_VERSION, RESOURCES, type AnyResource, type KindName } from '../../api/index.js';
 import type { WorkloadDriver, WorkloadOwner, WorkloadSpec, WorkloadStatus } from '../../ports/index.js';
 import { statusCode, toStoreError } from './api-errors.js';
-import { RestartingInformer, type RestartBackoff } from './informer.js';
+import { listAllPages, RestartingInformer, type RestartBackoff } from './informer.js';
 import { buildJob, jobName, MANAGED_BY, type WorkerPodTemplate } from './job-manifest.js';
 import { lastFailedCreate, podActive, whyPodsWait } from './workers-waiting.js';
 
@@ -112,9 +112,11 @@ export class JobWorkloadDriver implements WorkloadDriver {
           this.config,
           `/apis/batch/v1${where}/jobs`,
           () =>
-            ns
-              ? this.api.listNamespacedJob({ namespace: ns, labelSelector })
-              : this.api.listJobForAllNamespaces({ labelSelector }),
+            listAllPages((page) =>
+              ns
+                ? this.api.listNamespacedJob({ namespace: ns, labelSelector, ...page })
+                : this.api.listJobForAllNamespaces({ labelSelector, ...page }),
+            ),
           {
             added: onJob,
             modified: onJob,
@@ -130,9 +132,11 @@ export class JobWorkloadDriver implements WorkloadDriver {
           this.config,
           `/api/v1${where}/pods`,
           () =>
-            ns
-              ? this.core.listNamespacedPod({ namespace: ns, labelSelector })
-              : this.core.listPodForAllNamespaces({ labelSelector }),
+            listAllPages((page) =>
+              ns
+                ? this.core.listNamespacedPod({ namespace: ns, labelSelector, ...page })
+                : this.core.listPodForAllNamespaces({ labelSelector, ...page }),
+            ),
           { added: onPod, modified: onPod, deleted: onPod, failed },
           options,
         ),
