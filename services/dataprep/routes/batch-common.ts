@@ -34,7 +34,7 @@ export function assertRunnableItem(items: IngestItem[]): void {
  * says how many items were refused at submit, which the job reports as errors.
  */
 export function answerAccepted(
-  ctx: RouteContext,
+  ctx: RouteContext<unknown, unknown, unknown>,
   job: IngestJob,
   message: string,
   extra: Record<string, unknown> = {},

@@ -14,7 +14,7 @@ export function deleteBucketRoute(services: DataprepServices): RouteSpec {
     path: '/media/:bucket_name',
     summary: 'Clear a bucket: embeddings, then stored media',
     tags: ['media'],
-    request: { params: Joi.object({ bucket_name: bucketName().required() }) },
+    request: { params: Joi.object<{ bucket_name: string }, true>({ bucket_name: bucketName().required() }) },
     responses: {
       200: { description: 'Bucket cleared', schema: statusMessage() },
       400: { description: 'Invalid bucket name', schema: errorBody() },
@@ -45,7 +45,12 @@ export function deleteVideoRoute(services: DataprepServices): RouteSpec {
     path: '/media/:bucket_name/:video_id',
     summary: 'Delete one video: embeddings, then stored file',
     tags: ['media'],
-    request: { params: Joi.object({ bucket_name: bucketName().required(), video_id: videoId().required() }) },
+    request: {
+      params: Joi.object<{ bucket_name: string; video_id: string }, true>({
+        bucket_name: bucketName().required(),
+        video_id: videoId().required(),
+      }),
+    },
     responses: {
       200: { description: 'Video deleted', schema: statusMessage() },
       400: { description: 'Invalid parameters', schema: errorBody() },
@@ -54,7 +59,7 @@ export function deleteVideoRoute(services: DataprepServices): RouteSpec {
       500: { description: 'Unexpected failure', schema: errorBody() },
     },
     handler: async (ctx) => {
-      const id: string = ctx.state.params.video_id;
+      const id = ctx.state.params.video_id;
       const bucket = resolveBucket(services, ctx.state.params.bucket_name);
       const media = await services.catalogue.find(bucket, id);
       // A video referenced in place can be deleted even when its file has gone; the file itself is never touched.

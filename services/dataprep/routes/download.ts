@@ -25,6 +25,13 @@ export function requestedRange(header: string | undefined, size: number): ByteRa
   return { start: parsed[0].start, end: parsed[0].end };
 }
 
+/** The query of GET /media/download as validated. */
+interface DownloadQuery {
+  video_id: string;
+  bucket_name?: string;
+  download: boolean;
+}
+
 /** GET /media/download: streams a stored or referenced media file with validators, conditional GETs and ranges. */
 export function downloadMediaRoute(services: DataprepServices): RouteSpec {
   return defineRoute({
@@ -37,7 +44,7 @@ export function downloadMediaRoute(services: DataprepServices): RouteSpec {
       'ETag or exact Last-Modified, else the whole file. HEAD answers the headers of the GET (Range ignored).',
     tags: ['media'],
     request: {
-      query: Joi.object({
+      query: Joi.object<DownloadQuery, true>({
         video_id: videoId().required(),
         bucket_name: bucketName(),
         download: Joi.boolean().default(false),

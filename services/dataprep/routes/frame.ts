@@ -29,6 +29,14 @@ const mapFrameError: ErrorMapping = (error) => {
   return mapDataprepError(error);
 };
 
+/** The query of GET /media/frame as validated. */
+interface FrameQuery {
+  video_id: string;
+  bucket_name?: string;
+  t: number;
+  width?: number;
+}
+
 /** GET /media/frame: a JPEG of the frame a stored or referenced media item shows at `t` seconds. */
 export function frameRoute(services: DataprepServices): RouteSpec {
   return defineRoute({
@@ -42,7 +50,7 @@ export function frameRoute(services: DataprepServices): RouteSpec {
       `Answers carry an ETag (If-None-Match → 304) and Cache-Control max-age=${FRAME_MAX_AGE_SECONDS}.`,
     tags: ['media'],
     request: {
-      query: Joi.object({
+      query: Joi.object<FrameQuery, true>({
         video_id: videoId().required(),
         bucket_name: bucketName(),
         t: Joi.number().min(0).max(1e7).required().description('Seconds from the start of the video'),

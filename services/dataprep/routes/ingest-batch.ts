@@ -11,7 +11,7 @@ import type { DataprepServices } from '../runtime/services.js';
 import { newVideoId } from '../media/video-ids.js';
 import { imageFilename } from '../ingest/stored-image.js';
 import { answerAccepted, assertBatchSize, assertRunnableItem, jobAcceptedSchema } from './batch-common.js';
-import { imageSourceSchema } from './ingest.js';
+import { imageSourceKeys, type ImageSourceFields } from './ingest.js';
 import {
   bodyTags,
   bucketName,
@@ -22,12 +22,18 @@ import {
 } from './schemas.js';
 import { counted } from '../../lib/wording/index.js';
 
-/** A typed image source of the request, with its position. */
-interface ImageRequestItem {
-  type: 'image_base64' | 'image_url';
-  image_base64?: string;
-  image_url?: string;
+/** A typed image source of the request, with its file name. */
+interface ImageRequestItem extends ImageSourceFields {
   filename?: string;
+}
+
+/** The body of POST /media/ingest/batch as validated (defaults applied). */
+interface IngestBatchBody {
+  images: ImageRequestItem[];
+  bucket_name?: string;
+  enable_object_detection: boolean;
+  detection_confidence: number;
+  tags: string[];
 }
 
 /** The label of a URL item: the given file name, else the URL's last path segment, else the URL. */
@@ -113,9 +119,9 @@ export function ingestBatchRoute(services: DataprepServices): RouteSpec {
       'base64 images are decoded, checked and stored when the request arrives; URL images are downloaded by the job. Per-item error isolation: an image that cannot be ingested (not base64, over the 50 MB cap, not a supported image, a failed download) ends `error` in the job with its message while the others are ingested. Refused at submit (400) is only a request that is itself invalid: `images` not a non-empty list, too many items, an item without a valid `type`, a source field missing or of the wrong type.',
     tags: ['jobs'],
     request: {
-      body: Joi.object({
+      body: Joi.object<IngestBatchBody, true>({
         images: Joi.array()
-          .items(imageSourceSchema().keys({ filename: Joi.string().max(255) }))
+          .items(Joi.object<ImageRequestItem, true>({ ...imageSourceKeys(), filename: Joi.string().max(255) }))
           .min(1)
           .required(),
         bucket_name: bucketName(),

@@ -76,6 +76,20 @@ async function withoutEmbedded(
   return { toIngest, embedded };
 }
 
+/** The body of POST /media/ingest-dir as validated (defaults applied). */
+interface IngestDirBody {
+  dir_path: string;
+  recursive: boolean;
+  bucket_name?: string;
+  frame_interval: number;
+  enable_object_detection: boolean;
+  detection_confidence: number;
+  store_copy: boolean;
+  tags: string[];
+  /** Checked by checkUserMetadata (keys, values, reserved names), not by the schema. */
+  metadata: Record<string, unknown>;
+}
+
 /** POST /media/ingest-dir: ingests the media files of a directory below the ingest data root as one job. */
 export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
   return defineRoute({
@@ -86,7 +100,7 @@ export function ingestDirectoryRoute(services: DataprepServices): RouteSpec {
       "Paths are resolved to real paths and must stay below MM_DATAPREP_INGEST_DATA_ROOT (symlinks leading out are skipped). `meta/` directories are never ingested; `meta/<file>.json` sidecars add tags and metadata (the sidecar wins over the request). With store_copy=false files are referenced in place; files already embedded are skipped and named in the message. Per-item error isolation: a file whose sidecar uses a reserved metadata key, or that cannot be read or processed, ends `error` in the job while the others are ingested. Refused at submit is only a request that is itself invalid (400: invalid fields, reserved keys in the request's own `metadata`, a path outside the root or not a directory, no supported media, too many files) and, with store_copy and duplicates disallowed, a file identical to ingested media (409, as the contract says).",
     tags: ['jobs'],
     request: {
-      body: Joi.object({
+      body: Joi.object<IngestDirBody, true>({
         dir_path: Joi.string().max(4096).required(),
         recursive: Joi.boolean().default(false),
         bucket_name: bucketName(),

@@ -20,13 +20,28 @@ import {
 } from './schemas.js';
 import { counted } from '../../lib/wording/index.js';
 
-/** The typed image source of an ingest request (also the item shape of the batch variant). */
-export const imageSourceSchema = () =>
-  Joi.object({
-    type: Joi.string().valid('image_base64', 'image_url').required(),
-    image_base64: Joi.string().when('type', { is: 'image_base64', then: Joi.required() }),
-    image_url: Joi.string().max(8192).when('type', { is: 'image_url', then: Joi.required() }),
-  });
+/** The typed image source of an ingest request as validated (also in each item of the batch variant). */
+export interface ImageSourceFields {
+  type: 'image_base64' | 'image_url';
+  image_base64?: string;
+  image_url?: string;
+}
+
+/** The keys of a typed image source: the ingest body and each item of the batch variant are objects with these. */
+export const imageSourceKeys = () => ({
+  type: Joi.string().valid('image_base64', 'image_url').required(),
+  image_base64: Joi.string().when('type', { is: 'image_base64', then: Joi.required() }),
+  image_url: Joi.string().max(8192).when('type', { is: 'image_url', then: Joi.required() }),
+});
+
+/** The body of POST /media/ingest as validated (defaults applied). */
+interface IngestBody extends ImageSourceFields {
+  bucket_name?: string;
+  filename?: string;
+  enable_object_detection: boolean;
+  detection_confidence: number;
+  tags: string[];
+}
 
 /** POST /media/ingest: one image from base64 or a URL, format detected from its bytes, stored and embedded. */
 export function ingestMediaRoute(services: DataprepServices): RouteSpec {
@@ -36,7 +51,8 @@ export function ingestMediaRoute(services: DataprepServices): RouteSpec {
     summary: 'Ingest one image from base64 or an http(s) URL',
     tags: ['media'],
     request: {
-      body: imageSourceSchema().keys({
+      body: Joi.object<IngestBody, true>({
+        ...imageSourceKeys(),
         bucket_name: bucketName(),
         filename: Joi.string().max(255),
         enable_object_detection: enableObjectDetection(),

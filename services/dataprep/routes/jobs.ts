@@ -5,7 +5,7 @@ import { batchJobStatus } from '../jobs/ingest-jobs.js';
 import type { DataprepServices } from '../runtime/services.js';
 import { errorBody } from './schemas.js';
 
-const jobParams = () => Joi.object({ job_id: Joi.string().max(253).required() });
+const jobParams = () => Joi.object<{ job_id: string }, true>({ job_id: Joi.string().max(253).required() });
 
 /** The contract's batch job status body, for the OpenAPI document. */
 export const batchJobStatusSchema = () =>
@@ -44,7 +44,7 @@ export function getJobRoute(services: DataprepServices): RouteSpec {
       500: { description: 'Unexpected failure', schema: errorBody() },
     },
     handler: async (ctx) => {
-      const id: string = ctx.state.params.job_id;
+      const id = ctx.state.params.job_id;
       const job = await services.jobs.get(id);
       if (!job) throw unknownJob(id);
       ctx.body = batchJobStatus(job);
@@ -68,7 +68,7 @@ export function cancelJobRoute(services: DataprepServices): RouteSpec {
       500: { description: 'Unexpected failure', schema: errorBody() },
     },
     handler: async (ctx) => {
-      const id: string = ctx.state.params.job_id;
+      const id = ctx.state.params.job_id;
       const job = await services.jobs.cancel(id);
       if (!job) throw unknownJob(id);
       ctx.body = batchJobStatus(job);

@@ -8,8 +8,15 @@ import { bucketName, errorBody, resolveBucket } from './schemas.js';
 /** The largest page `limit` accepts. */
 export const MAX_PAGE_SIZE = 1000;
 
+/** The query of GET /media as validated. */
+interface ListQuery {
+  bucket_name?: string;
+  limit?: number;
+  page_token?: string;
+}
+
 /** Every media item oldest first, or with `limit` one page in video_id order (extension for large buckets). */
-async function listed(services: DataprepServices, bucket: string, query: Record<string, any>) {
+async function listed(services: DataprepServices, bucket: string, query: ListQuery) {
   if (query.limit === undefined) return { media: await services.catalogue.list(bucket) };
   try {
     return await services.catalogue.listPage(bucket, query.limit, query.page_token);
@@ -30,7 +37,7 @@ export function listMediaRoute(services: DataprepServices): RouteSpec {
       'Without `limit`, every item, oldest first (the contract). With `limit`, one page in video_id order and ' +
       '`next_page_token` while more follow; pass it back as `page_token` for the next page.',
     request: {
-      query: Joi.object({
+      query: Joi.object<ListQuery, true>({
         bucket_name: bucketName(),
         limit: Joi.number().integer().min(1).max(MAX_PAGE_SIZE).description('Page size (extension)'),
         page_token: Joi.string().max(512).description('`next_page_token` of the previous page (needs `limit`)'),

@@ -17,6 +17,17 @@ import {
 } from './schemas.js';
 import { counted } from '../../lib/wording/index.js';
 
+/** The body of POST /media/process/batch as validated (defaults applied): `items`, or a bucket and prefix. */
+interface ProcessBatchBody {
+  items?: Array<{ video_id: string }>;
+  bucket_name?: string;
+  prefix?: string;
+  frame_interval: number;
+  enable_object_detection: boolean;
+  detection_confidence: number;
+  tags: string[];
+}
+
 /**
  * The job items of a request: its `items`, or every video of the bucket whose id starts with `prefix`. A directory
  * made outside the API whose name a video_id cannot take is a refused item: it fails alone in the job.
@@ -24,7 +35,7 @@ import { counted } from '../../lib/wording/index.js';
 async function selectVideos(
   services: DataprepServices,
   bucket: string,
-  body: { items?: Array<{ video_id: string }>; prefix?: string },
+  body: Pick<ProcessBatchBody, 'items' | 'prefix'>,
 ): Promise<IngestItem[]> {
   if (body.items) return body.items.map((item) => ({ identifier: item.video_id, videoId: item.video_id }));
   const prefix = body.prefix ?? '';
@@ -55,9 +66,9 @@ export function processBatchRoute(services: DataprepServices): RouteSpec {
       'Give `items` (objects with `video_id`) or `bucket_name` with an optional `prefix`. Items run one after another. Per-item error isolation: a video that is not found, cannot be processed, or whose content is owned by another video_id (duplicates disallowed) ends `error` in the job while the others run; so does a directory the selector finds whose name is not a valid video_id. Refused at submit is only a request that is itself invalid (400: invalid fields, an item whose video_id is not a video id, too many items) and a selector that matches nothing (404).',
     tags: ['jobs'],
     request: {
-      body: Joi.object({
+      body: Joi.object<ProcessBatchBody, true>({
         items: Joi.array()
-          .items(Joi.object({ video_id: videoId().required() }))
+          .items(Joi.object<{ video_id: string }, true>({ video_id: videoId().required() }))
           .min(1)
           .unique('video_id'),
         bucket_name: bucketName(),

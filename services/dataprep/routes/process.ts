@@ -15,6 +15,16 @@ import {
   videoId,
 } from './schemas.js';
 
+/** The body of POST /media/process as validated (defaults applied). */
+interface ProcessBody {
+  bucket_name?: string;
+  video_id: string;
+  frame_interval: number;
+  enable_object_detection: boolean;
+  detection_confidence: number;
+  tags: string[];
+}
+
 /** POST /media/process: embeds the single media file of a directory already in storage. */
 export function processMediaRoute(services: DataprepServices): RouteSpec {
   return defineRoute({
@@ -23,7 +33,7 @@ export function processMediaRoute(services: DataprepServices): RouteSpec {
     summary: 'Process the video (or image) of a stored directory',
     tags: ['media'],
     request: {
-      body: Joi.object({
+      body: Joi.object<ProcessBody, true>({
         bucket_name: bucketName(),
         video_id: videoId().required(),
         frame_interval: frameInterval(),

@@ -39,9 +39,18 @@ export const queryTags = () =>
         .filter(Boolean),
     );
 
+/** The query of the upload endpoints as validated (defaults applied). */
+export interface UploadQuery {
+  bucket_name?: string;
+  frame_interval: number;
+  enable_object_detection: boolean;
+  detection_confidence: number;
+  tags: string[];
+}
+
 /** The query of the upload endpoints (upload, upload/batch): where to store the files and how to embed them. */
 export const uploadQuery = () =>
-  Joi.object({
+  Joi.object<UploadQuery, true>({
     bucket_name: bucketName(),
     frame_interval: frameInterval(),
     enable_object_detection: enableObjectDetection(),

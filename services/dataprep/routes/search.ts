@@ -18,13 +18,46 @@ const USER_KEY = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 const scalar = () => Joi.alternatives(Joi.string().max(1024), Joi.number(), Joi.boolean());
 const isoTime = () => Joi.date().iso();
 
+/** A stored frame to search with (`like`): a hit of an earlier search. */
+interface LikeFrame {
+  bucket_name: string;
+  video_id: string;
+  timestamp: number;
+}
+
+type MetadataScalar = string | number | boolean;
+
+/** The body of POST /search as validated (defaults applied): exactly one of query, image_base64, image_url, like. */
+interface SearchBody {
+  query?: string;
+  image_base64?: string;
+  image_url?: string;
+  like?: LikeFrame;
+  bucket_name?: string;
+  video_ids?: string[];
+  tags?: string[];
+  tags_match: 'any' | 'all';
+  labels?: string[];
+  labels_match: 'any' | 'all';
+  ingested_after?: Date;
+  ingested_before?: Date;
+  from_seconds?: number;
+  to_seconds?: number;
+  metadata?: Record<string, MetadataScalar | MetadataScalar[]>;
+  kinds: HitKind[];
+  top_k: number;
+  min_score?: number;
+  group_by_video: boolean;
+  collapse: boolean;
+}
+
 /** The body of POST /search (also its OpenAPI schema). */
 export const searchBody = () =>
-  Joi.object({
+  Joi.object<SearchBody, true>({
     query: Joi.string().trim().min(1).max(1000).description('Words to search for'),
     image_base64: Joi.string().description('An image to search with: bare base64 or a data: URL (50 MB)'),
     image_url: Joi.string().max(8192).description('An image to search with, downloaded as POST /media/ingest does'),
-    like: Joi.object({
+    like: Joi.object<LikeFrame, true>({
       bucket_name: bucketName().required(),
       video_id: videoId().required(),
       timestamp: Joi.number().min(0).required(),
@@ -88,7 +121,7 @@ const hitSchema = Joi.object({
 });
 
 /** The filters and options of a validated body. */
-function toQuery(body: Record<string, any>): SearchQuery {
+function toQuery(body: SearchBody): SearchQuery {
   const epoch = (date: Date | undefined) => (date ? date.getTime() / 1000 : undefined);
   return {
     filters: {
@@ -102,7 +135,7 @@ function toQuery(body: Record<string, any>): SearchQuery {
       toSeconds: body.to_seconds,
       metadata: body.metadata,
     },
-    kinds: body.kinds as HitKind[],
+    kinds: body.kinds,
     topK: body.top_k,
     minScore: body.min_score,
     groupByVideo: body.group_by_video,
@@ -111,7 +144,7 @@ function toQuery(body: Record<string, any>): SearchQuery {
 }
 
 /** Decodes the query image of a body, with /media/ingest's rules: sources, size cap, formats, pixel limit. */
-async function queryImage(services: DataprepServices, body: Record<string, any>) {
+async function queryImage(services: DataprepServices, body: Pick<SearchBody, 'image_base64' | 'image_url'>) {
   const type = body.image_base64 !== undefined ? 'image_base64' : 'image_url';
   const { bytes } = await loadImageSource(
     { type, image_base64: body.image_base64, image_url: body.image_url },

@@ -6,6 +6,16 @@ import { buildSummaryMetadata } from '../pipeline/index.js';
 import type { DataprepServices } from '../runtime/services.js';
 import { bodyTags, bucketName, errorBody, resolveBucket, statusMessage, videoId } from './schemas.js';
 
+/** The body of POST /summary as validated (defaults applied). */
+interface SummaryBody {
+  bucket_name: string;
+  video_id: string;
+  video_summary: string;
+  video_start_time: number;
+  video_end_time: number;
+  tags: string[];
+}
+
 /** POST /summary: embeds a clip's text summary into the summary table/collection. */
 export function summaryRoute(services: DataprepServices): RouteSpec {
   return defineRoute({
@@ -14,7 +24,7 @@ export function summaryRoute(services: DataprepServices): RouteSpec {
     summary: 'Embed and store a text summary of a clip',
     tags: ['summary'],
     request: {
-      body: Joi.object({
+      body: Joi.object<SummaryBody, true>({
         bucket_name: bucketName().required(),
         video_id: videoId().required(),
         video_summary: Joi.string().trim().min(1).max(100_000).required().messages({

@@ -12,7 +12,9 @@ export function telemetryRoute(services: DataprepServices): RouteSpec {
     summary: 'Recent processing telemetry, newest first',
     tags: ['telemetry'],
     request: {
-      query: Joi.object({ limit: Joi.number().integer().min(1).max(max).default(Math.min(100, max)) }),
+      query: Joi.object<{ limit: number }, true>({
+        limit: Joi.number().integer().min(1).max(max).default(Math.min(100, max)),
+      }),
     },
     responses: {
       200: {

@@ -32,7 +32,7 @@ const MP4_ONLY = 'Unsupported media type: upload/batch accepts MP4 videos only';
  */
 async function storeFiles(
   services: DataprepServices,
-  ctx: RouteContext,
+  ctx: RouteContext<unknown, unknown, unknown>,
   bucket: string,
   stored: string[],
   signal: AbortSignal,

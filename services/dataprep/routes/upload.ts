@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { defineRoute, HttpError, type RouteContext, type RouteSpec } from '../../lib/http/index.js';
+import { defineRoute, HttpError, type RouteContext, type RouteSpec, type Undeclared } from '../../lib/http/index.js';
 import { ACCEPTED_EXTENSIONS, withDetectedExtension, type MediaType } from '../../lib/media/index.js';
 import { ObjectTooLargeError } from '../../lib/storage/index.js';
 import { MediaCatalogue, type StoredMedia } from '../media/catalogue.js';
@@ -10,7 +10,7 @@ import { storeWithLocalCopy, type TempMedia } from '../media/temp-media.js';
 import { uploadAbortReason } from '../uploads/upload-metrics.js';
 import { newVideoId, safeFilename } from '../media/video-ids.js';
 import { clientGone } from './client-gone.js';
-import { errorBody, resolveTargetBucket, statusMessage, uploadQuery } from './schemas.js';
+import { errorBody, resolveTargetBucket, statusMessage, uploadQuery, type UploadQuery } from './schemas.js';
 import { counted } from '../../lib/wording/index.js';
 
 /** Message of 400 answers for unsupported files. */
@@ -25,7 +25,7 @@ interface ReceivedUpload {
 
 async function receiveUpload(
   services: DataprepServices,
-  ctx: RouteContext,
+  ctx: RouteContext<unknown, unknown, unknown>,
   bucket: string,
   signal: AbortSignal,
 ): Promise<ReceivedUpload> {
@@ -71,7 +71,11 @@ async function receiveUpload(
 }
 
 /** Stores, then embeds one upload; every stage stops on `signal` and removes what it made. */
-async function storeAndProcess(services: DataprepServices, ctx: RouteContext, signal: AbortSignal): Promise<void> {
+async function storeAndProcess(
+  services: DataprepServices,
+  ctx: RouteContext<Undeclared, UploadQuery, Undeclared>,
+  signal: AbortSignal,
+): Promise<void> {
   const q = ctx.state.query;
   const bucket = resolveTargetBucket(services, q.bucket_name);
   // A refusal leaves the rest of the body unread: the HTTP kit drops it (or closes gracefully) after answering.
