@@ -40,11 +40,19 @@ export type {
   CaptionRunSpec,
   CaptionRunStatus,
 } from './captionrun.js';
-export { CAMERA_RULE_ACTIONS, CAMERA_RULE_EVENT_TYPES, CAMERA_RULE_ID_MAX } from './camerarule.js';
+export {
+  CAMERA_RULE_ACTIONS,
+  CAMERA_RULE_EVENT_TYPES,
+  CAMERA_RULE_ID_MAX,
+  CAMERA_RULE_MAX_RESULTS,
+  CAMERA_RULE_RESULT_STATES,
+} from './camerarule.js';
 export type {
   CameraRule,
   CameraRuleAction,
   CameraRuleEventType,
+  CameraRuleResult,
+  CameraRuleResultState,
   CameraRuleSpec,
   CameraRuleStatus,
 } from './camerarule.js';

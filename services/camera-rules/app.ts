@@ -5,6 +5,7 @@ import type { Probe } from './health/reachability.js';
 import type { Recorder } from './recorder/recorder.js';
 import { API_VERSION, healthRoutes } from './routes/health-route.js';
 import { recorderRoutes } from './routes/recorder-routes.js';
+import { responseRoutes } from './routes/response-routes.js';
 import { ruleRoutes } from './routes/rule-routes.js';
 import type { RuleBook } from './rules/rule-book.js';
 
@@ -45,6 +46,7 @@ export function createApp(deps: CameraRulesDeps): HttpApp {
         broker: deps.broker,
       }),
       ...recorderRoutes(deps.recorder),
+      ...responseRoutes(deps.rules),
       ...ruleRoutes(deps.rules),
     ],
   });

@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import {
   API_VERSION as RESOURCE_API_VERSION,
   CAMERA_RULE_ACTIONS,
+  CAMERA_RULE_MAX_RESULTS,
   type CameraRule,
   type CameraRuleAction,
   type CameraRuleEventType,
+  type CameraRuleResult,
 } from '../../../operator/api/index.js';
 import { AlreadyExistsError, updateStatusWithRetry, type ResourceStore } from '../../../operator/ports/index.js';
 import type { Logger } from '../../lib/log/index.js';
@@ -160,6 +162,58 @@ export class RuleBook {
     return rule;
   }
 
+  /** Every rule with its latest results (newest first), for the responses endpoints and the event handler. */
+  async withResults(): Promise<Array<{ rule: RuleView; results: CameraRuleResult[] }>> {
+    const rules = await this.guarded(() => this.store.list('CameraRule', this.namespace));
+    return rules.map((rule) => ({ rule: view(rule), results: rule.status?.results ?? [] }));
+  }
+
+  /**
+   * Claims `eventId` for the rule: records it `pending` and counts the match, unless the rule already has a result for
+   * the event (it fired already — on this replica, another one, or before a restart). Conflict-safe: of replicas
+   * claiming at once exactly one gets true. False also when the rule is gone.
+   */
+  async claim(id: string, eventId: string, camera: string, now: Date): Promise<boolean> {
+    let claimed = false;
+    await this.guarded(() =>
+      updateStatusWithRetry(this.store, 'CameraRule', this.namespace, ruleObjectName(id), (latest) => {
+        claimed = false;
+        if (latest.spec.id !== id) return undefined;
+        const results = latest.status?.results ?? [];
+        if (results.some((r) => r.eventId === eventId)) return undefined;
+        claimed = true;
+        const pending: CameraRuleResult = {
+          eventId: eventId.slice(0, 256),
+          camera: camera.slice(0, 253),
+          state: 'pending',
+          attempts: 0,
+          updatedAt: now.toISOString(),
+        };
+        return {
+          ...latest.status,
+          count: (latest.status?.count ?? 0) + 1,
+          lastEventId: pending.eventId,
+          results: [pending, ...results].slice(0, CAMERA_RULE_MAX_RESULTS),
+        };
+      }),
+    );
+    return claimed;
+  }
+
+  /** Records what became of a claimed event's action (the result stays in place; nothing when it was trimmed). */
+  async settle(id: string, eventId: string, result: Omit<CameraRuleResult, 'eventId' | 'camera'>): Promise<void> {
+    await this.guarded(() =>
+      updateStatusWithRetry(this.store, 'CameraRule', this.namespace, ruleObjectName(id), (latest) => {
+        const results = latest.status?.results ?? [];
+        const at = results.findIndex((r) => r.eventId === eventId);
+        if (at < 0) return undefined;
+        const next = [...results];
+        next[at] = { eventId: results[at].eventId, camera: results[at].camera, ...clip(result) };
+        return { ...latest.status, results: next };
+      }),
+    );
+  }
+
   /** Counts one more matched event on the rule (conflict-safe across replicas); false when the rule is gone. */
   async countMatch(id: string, eventId: string): Promise<boolean> {
     const written = await this.guarded(() =>
@@ -171,4 +225,13 @@ export class RuleBook {
     );
     return written !== undefined;
   }
+}
+
+/** A result's texts within the schema's bounds. */
+function clip(result: Omit<CameraRuleResult, 'eventId' | 'camera'>): Omit<CameraRuleResult, 'eventId' | 'camera'> {
+  return {
+    ...result,
+    ...(result.message === undefined ? {} : { message: result.message.slice(0, 1024) }),
+    ...(result.result === undefined ? {} : { result: result.result.slice(0, 4096) }),
+  };
 }

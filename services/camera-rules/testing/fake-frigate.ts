@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import mqtt, { type MqttClient } from 'mqtt';
-import { makeTestVideo } from '../../../test/support/media.js';
+import { fixtureImage, makeTestVideo } from '../../../test/support/media.js';
 import { firstFrameJpeg } from '../media/ffmpeg.js';
 
 /** One camera of the fake's config; `track` omitted: Frigate's resolved default `["person"]`. */
@@ -298,16 +298,19 @@ function mqttEvent(event: FakeEvent): Record<string, unknown> {
   };
 }
 
+/** What the fake's camera sees: a real photo of people, panned (so a detector finds a person, as on a porch). */
+const SCENE = { source: fixtureImage('person_multi_det.jpg'), fps: 5, width: 320, height: 240 };
+
 let snapshot: Promise<Buffer> | undefined;
 
-/** A real JPEG: the first frame of a real test video. */
+/** A real JPEG: the first frame of the camera's video. */
 function snapshotBytes(): Promise<Buffer> {
-  snapshot ??= makeTestVideo({ seconds: 1, fps: 5, width: 160, height: 120 }).then((file) => firstFrameJpeg(file));
+  snapshot ??= makeTestVideo({ ...SCENE, seconds: 1 }).then((file) => firstFrameJpeg(file));
   return snapshot;
 }
 
-/** A real MP4 about as long as the window (1–4 s). */
+/** A real MP4 of the camera about as long as the window (1–4 s; clips of equal length are the same bytes). */
 async function clipBytes(seconds: number): Promise<Buffer> {
   const length = Math.min(4, Math.max(1, Math.round(seconds)));
-  return readFile(await makeTestVideo({ seconds: length, fps: 5, width: 160, height: 120 }));
+  return readFile(await makeTestVideo({ ...SCENE, seconds: length }));
 }
