@@ -32,6 +32,29 @@ describe('loadCameraRulesConfig', () => {
     });
   });
 
+  it('reads the actions settings and the VLM shared with frame-analysis; offline summaries without one', () => {
+    expect(loadCameraRulesConfig({})).toMatchObject({
+      search: { bucket: 'camera-events', frameInterval: 15, timeoutMs: 300_000 },
+      alertTools: ['log_alert', 'capture_snapshot'],
+      vlm: undefined,
+      policies: { media: { attempts: 8 }, action: { attempts: 4 } },
+    });
+    const config = loadCameraRulesConfig({
+      VLM_BASE_URL: 'http://vllm:8000/v1',
+      VLM_MODEL: 'qwen2-vl',
+      VLM_API_KEY: 'k',
+      CAMERA_RULES_ALERT_TOOLS: 'log_alert',
+      CAMERA_RULES_SEARCH_BUCKET: 'porch-events',
+      CAMERA_RULES_ACTION_ATTEMPTS: '2',
+    });
+    expect(config).toMatchObject({
+      vlm: { baseUrl: 'http://vllm:8000/v1', model: 'qwen2-vl', apiKey: 'k', maxTokens: 300, temperature: 0 },
+      alertTools: ['log_alert'],
+      search: { bucket: 'porch-events' },
+      policies: { action: { attempts: 2 } },
+    });
+  });
+
   it('refuses unknown names under its prefixes, bad values and both recorders at once, listing every problem', () => {
     let error: unknown;
     try {

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import Joi from 'joi';
-import { envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import { envList, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import type { LlmConfig } from '../lib/llm/index.js';
+import type { HandlerPolicies } from './events/event-handler.js';
 import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
 
 /** Where cameras and their events come from: a Frigate NVR, or a recordings directory in Frigate's layout. */
@@ -38,6 +40,14 @@ export interface CameraRulesConfig {
   alertDispatchUrl: string;
   /** Bound of one request to dataprep or alert-dispatch, milliseconds. */
   serviceTimeoutMs: number;
+  /** What add_to_search does: dataprep's bucket, its frame interval, the bound of one upload (embedded on arrival). */
+  search: { bucket: string; frameInterval: number; timeoutMs: number };
+  /** Tools alert-dispatch is asked to run for each alert. */
+  alertTools: string[];
+  /** The vision-language model of summaries; undefined: offline summaries. */
+  vlm?: LlmConfig & { maxTokens: number; temperature: number };
+  /** Retries: the recorder's clip becoming final, and each action's calls. */
+  policies: HandlerPolicies;
 }
 
 const OWNED_PREFIXES = ['CAMERA_RULES_', 'MQTT_'];
@@ -61,6 +71,21 @@ const schema = Joi.object({
   CAMERA_RULES_DATAPREP_URL: httpUrl().default('http://127.0.0.1:6007/v1/dataprep'),
   CAMERA_RULES_ALERT_DISPATCH_URL: httpUrl().default('http://127.0.0.1:8000/api/v1'),
   CAMERA_RULES_SERVICE_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(10_000),
+  CAMERA_RULES_SEARCH_BUCKET: Joi.string()
+    .pattern(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/)
+    .default('camera-events'),
+  CAMERA_RULES_SEARCH_FRAME_INTERVAL: Joi.number().integer().min(1).max(60).default(15),
+  CAMERA_RULES_INGEST_TIMEOUT_MS: Joi.number().integer().min(1000).max(3_600_000).default(300_000),
+  CAMERA_RULES_ALERT_TOOLS: envList().default(['log_alert', 'capture_snapshot']),
+  CAMERA_RULES_CLIP_ATTEMPTS: Joi.number().integer().min(1).max(100).default(8),
+  CAMERA_RULES_ACTION_ATTEMPTS: Joi.number().integer().min(1).max(100).default(4),
+  // Shared with frame-analysis (same names and meaning); frame-analysis owns the VLM_ prefix.
+  VLM_BASE_URL: httpUrl(),
+  VLM_MODEL: Joi.string().default('default'),
+  VLM_API_KEY: Joi.string(),
+  VLM_MAX_TOKENS: Joi.number().integer().min(1).max(32_768).default(300),
+  VLM_TEMPERATURE: Joi.number().min(0).max(2).default(0),
+  VLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(20_000),
   MQTT_BROKER: Joi.string().uri({ scheme: ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'] }),
 }).oxor('CAMERA_RULES_FRIGATE_URL', 'CAMERA_RULES_RECORDINGS_DIR');
 
@@ -93,5 +118,25 @@ export function loadCameraRulesConfig(env: NodeJS.ProcessEnv): CameraRulesConfig
     dataprepUrl: trimSlash(c.CAMERA_RULES_DATAPREP_URL),
     alertDispatchUrl: trimSlash(c.CAMERA_RULES_ALERT_DISPATCH_URL),
     serviceTimeoutMs: c.CAMERA_RULES_SERVICE_TIMEOUT_MS,
+    search: {
+      bucket: c.CAMERA_RULES_SEARCH_BUCKET,
+      frameInterval: c.CAMERA_RULES_SEARCH_FRAME_INTERVAL,
+      timeoutMs: c.CAMERA_RULES_INGEST_TIMEOUT_MS,
+    },
+    alertTools: c.CAMERA_RULES_ALERT_TOOLS,
+    vlm: c.VLM_BASE_URL
+      ? {
+          baseUrl: c.VLM_BASE_URL,
+          model: c.VLM_MODEL,
+          apiKey: c.VLM_API_KEY,
+          timeoutMs: c.VLM_TIMEOUT_MS,
+          maxTokens: c.VLM_MAX_TOKENS,
+          temperature: c.VLM_TEMPERATURE,
+        }
+      : undefined,
+    policies: {
+      media: { attempts: c.CAMERA_RULES_CLIP_ATTEMPTS, baseDelayMs: 1000, maxDelayMs: 15_000 },
+      action: { attempts: c.CAMERA_RULES_ACTION_ATTEMPTS, baseDelayMs: 1000, maxDelayMs: 8000 },
+    },
   };
 }

@@ -4,8 +4,7 @@ import { createLogger, type Logger } from '../lib/log/index.js';
 import { createApp } from './app.js';
 import { loadCameraRulesConfig, type CameraRulesConfig } from './config.js';
 import { httpProbe } from './health/reachability.js';
-import { createRecorder } from './recorder/create-recorder.js';
-import { RuleBook } from './rules/rule-book.js';
+import { openRuntime } from './runtime/runtime.js';
 
 /** A running camera-rules service. */
 export interface RunningCameraRules {
@@ -25,8 +24,8 @@ export async function startCameraRules(
 
 /**
  * Starts the service from its validated configuration: the recorder adapter the configuration names (Frigate when
- * CAMERA_RULES_FRIGATE_URL is set, else the recordings directory), health probes of dataprep and alert-dispatch,
- * then listens on CAMERA_RULES_HOST:CAMERA_RULES_PORT.
+ * CAMERA_RULES_FRIGATE_URL is set, else the recordings directory), the rules in the control plane's store, health
+ * probes of dataprep and alert-dispatch, then listens on CAMERA_RULES_HOST:CAMERA_RULES_PORT.
  */
 export async function startCameraRulesFrom(
   config: CameraRulesConfig,
@@ -35,18 +34,16 @@ export async function startCameraRulesFrom(
 ): Promise<RunningCameraRules> {
   const { platform } = config;
   const log = logger ?? createLogger({ service: 'camera-rules', level: platform.logLevel, json: platform.logJson });
-  const { recorder, feed } = createRecorder(config.recorder, log);
+  const runtime = openRuntime(config, controlPlane, log);
+  const { recorder, feed } = runtime;
   feed?.start();
-  const release = async () => {
-    await feed?.close();
-    await recorder.close();
-  };
   try {
+    const search = httpProbe(`${config.dataprepUrl}/health`, config.serviceTimeoutMs);
     const { app } = createApp({
       logger: log,
       recorder,
-      rules: new RuleBook(controlPlane.resources, controlPlane.namespace, log),
-      search: httpProbe(`${config.dataprepUrl}/health`, config.serviceTimeoutMs),
+      rules: runtime.rules,
+      search,
       alerts: httpProbe(`${config.alertDispatchUrl}/health`, config.serviceTimeoutMs),
       broker: feed ? async () => feed.reachability() : undefined,
     });
@@ -57,18 +54,23 @@ export async function startCameraRulesFrom(
       name: 'camera-rules',
       graceMs: platform.shutdownGraceMs,
     });
-    log.info('camera rules ready', { url: server.url, recorder: recorder.kind });
+    log.info('camera rules ready', {
+      url: server.url,
+      recorder: recorder.kind,
+      summaries: runtime.summarizer.kind,
+      namespace: controlPlane.namespace,
+    });
     let closing: Promise<void> | undefined;
     return {
       url: server.url,
       close: (options) =>
         (closing ??= (async () => {
           await server.close(options);
-          await release();
+          await runtime.close();
         })()),
     };
   } catch (error) {
-    await release();
+    await runtime.close();
     throw error;
   }
 }
