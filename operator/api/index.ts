@@ -23,7 +23,7 @@ export type {
   IngestSource,
   IngestState,
 } from './ingestjob.js';
-export { CAMERA_WATCHER_PHASES } from './camerawatcher.js';
+export { CAMERA_WATCHER_PHASES, CAMERA_WATCHER_WORKER } from './camerawatcher.js';
 export type { CameraWatcher, CameraWatcherPhase, CameraWatcherSpec, CameraWatcherStatus } from './camerawatcher.js';
 export {
   CAPTION_PIPELINE_TYPES,
