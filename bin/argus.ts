@@ -15,6 +15,7 @@ import {
 } from '../services/lib/config/index.js';
 import type { ConfigPart, PlatformConfig } from '../services/lib/config/index.js';
 import { createLogger } from '../services/lib/log/index.js';
+import { setProcessComponent } from '../services/lib/user-agent/index.js';
 import { loadOperatorConfig, operatorEnvSchema, type OperatorConfig } from '../operator/config.js';
 import type { WorkerStarter } from '../operator/worker-command.js';
 import { SERVICES, type StartedService } from './services.js';
@@ -84,6 +85,8 @@ async function configure(names: string[]) {
 
 async function serve(names: string[]): Promise<void> {
   const { cfg, operatorConfig, services } = await configure(names);
+  // The User-Agent of this process's requests: argus-<service>, or argus-up for several.
+  setProcessComponent(names.length === 1 ? names[0] : 'up');
   // Loaded once the configuration is valid: help, usage and configuration errors answer at once.
   const { onShutdownSignal } = await import('../services/lib/http/index.js');
   const { openServiceControlPlane } = await import('../operator/service-control-plane.js');
@@ -95,7 +98,6 @@ async function serve(names: string[]): Promise<void> {
     dataDir: cfg.dataDir,
     logger: createLogger({ service: 'operator', level: cfg.logLevel, json: cfg.logJson }),
     config: operatorConfig,
-    component: names.length === 1 ? names[0] : 'up',
   });
   const started: StartedService[] = [];
   // One deadline for every service, from the signal: they stop side by side.
@@ -130,6 +132,7 @@ async function serve(names: string[]): Promise<void> {
 
 async function operator(): Promise<void> {
   const cfg = platform();
+  setProcessComponent('operator');
   const logger = createLogger({ service: 'operator', level: cfg.logLevel, json: cfg.logJson });
   // Loaded only here: the embedded commands never pay for the Kubernetes client.
   const { startOperator } = await import('../operator/main.js');
@@ -141,6 +144,7 @@ async function operator(): Promise<void> {
 
 async function worker(args: string[]): Promise<void> {
   const cfg = platform();
+  setProcessComponent('worker');
   const logger = createLogger({ service: 'worker', level: cfg.logLevel, json: cfg.logJson });
   const { runWorker, WorkerUsageError } = await import('../operator/worker-command.js');
   // SIGTERM (pod deletion, eviction) stops the shard between items; what it left undone runs again on a retry.

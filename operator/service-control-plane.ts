@@ -2,7 +2,7 @@ import client from 'prom-client';
 import type { OperatorConfig } from './config.js';
 import { openEmbeddedControlPlane, type ControlPlaneHandle } from './embedded-control-plane.js';
 import type { Logger } from '../services/lib/log/index.js';
-import { userAgent } from '../services/lib/user-agent/index.js';
+import { processUserAgent } from '../services/lib/user-agent/index.js';
 
 /** Where a process's control plane lives (ARGUS_CONTROL_PLANE) and the namespace its services use. */
 export interface ServiceControlPlaneOptions {
@@ -11,8 +11,6 @@ export interface ServiceControlPlaneOptions {
   dataDir: string;
   logger: Logger;
   config: OperatorConfig;
-  /** Who calls the API server (`argus-<component>/<version>` in its audit log): the service, or `up` for several. */
-  component: string;
 }
 
 /**
@@ -26,7 +24,7 @@ export async function openServiceControlPlane(options: ServiceControlPlaneOption
   // Loaded only here: an embedded process never pays for the Kubernetes client.
   const { loadKubeConfig } = await import('./drivers/kubernetes/kubeconfig.js');
   const { KubernetesResourceStore } = await import('./drivers/kubernetes/resource-store.js');
-  const resources = new KubernetesResourceStore(loadKubeConfig(undefined, userAgent(options.component)), {
+  const resources = new KubernetesResourceStore(loadKubeConfig(undefined, processUserAgent()), {
     watchNamespace: options.namespace,
     onWatchError: (kind, error) =>
       options.logger.warn('resource watch failed; restarting', { kind, error: String(error) }),

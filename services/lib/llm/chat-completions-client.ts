@@ -4,6 +4,7 @@ import type { ChatAnswer, ChatRequest, ChatTool, ChatToolCall } from './chat-req
 import type { LlmConfig } from './llm-config.js';
 import { LlmError } from './llm-error.js';
 import { SseDataDecoder } from './sse-data-decoder.js';
+import { processUserAgent } from '../user-agent/index.js';
 
 /** Bytes of an error body read for the message of a `status` error; the rest is never read. */
 const ERROR_BODY_BYTES = 2048;
@@ -105,6 +106,7 @@ export class ChatCompletionsClient {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: stream ? 'text/event-stream' : 'application/json',
+      'user-agent': processUserAgent(),
     };
     if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
     const body = {

@@ -4,6 +4,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { linkAbort } from '../abort/index.js';
 import { InvalidHttpUrlError, parseHttpUrl } from '../http/index.js';
+import { processUserAgent } from '../user-agent/index.js';
 import { bareHost } from './allow-list.js';
 import { OutboundError } from './outbound-error.js';
 import { assertAllowed, type OutboundPolicy } from './outbound-policy.js';
@@ -164,7 +165,9 @@ function exchange(
   return new Promise((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method,
-      headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      headers: withUserAgent(
+        body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      ),
       lookup,
       agent: false, // a pooled socket would skip the check of the next request to the same host
     });
@@ -226,4 +229,10 @@ function answer(
         });
       }),
   };
+}
+
+/** The headers with this process's User-Agent unless the caller set one (Node's http sends none by itself). */
+function withUserAgent(headers: Record<string, string> | undefined): Record<string, string> {
+  const named = Object.keys(headers ?? {}).some((name) => name.toLowerCase() === 'user-agent');
+  return named ? headers! : { 'user-agent': processUserAgent(), ...headers };
 }

@@ -38,6 +38,7 @@ import {
   type PutOptions,
   type PutResult,
 } from './object-store.js';
+import { processUserAgent } from '../user-agent/index.js';
 
 const MIB = 1024 * 1024;
 /** S3 refuses multipart parts under 5 MiB (except the last). */
@@ -365,6 +366,8 @@ export class S3ObjectStore implements ObjectStore {
 
 function clientConfig(config: S3ObjectStoreConfig): S3ClientConfig {
   return {
+    // Appended to the SDK's own User-Agent: the storage's access log names the component.
+    customUserAgent: processUserAgent(),
     region: config.region,
     forcePathStyle: config.forcePathStyle,
     ...(config.endpoint ? { endpoint: config.endpoint } : {}),

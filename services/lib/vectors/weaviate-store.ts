@@ -27,6 +27,7 @@ import {
   type VectorRecord,
   type VectorStore,
 } from './vector-store.js';
+import { processUserAgent } from '../user-agent/index.js';
 
 /** One object as `data.insertMany` takes it. */
 export interface WeaviateObject {
@@ -262,6 +263,7 @@ export async function connectWeaviate(options: WeaviateConnectionOptions): Promi
       grpcPort: Number(grpc?.port || (grpc ? (grpc.protocol === 'https:' ? 443 : 80) : 50051)),
       grpcSecure: grpc ? grpc.protocol === 'https:' : httpSecure,
       ...(options.apiKey ? { authCredentials: new weaviate.ApiKey(options.apiKey) } : {}),
+      headers: { 'User-Agent': processUserAgent() },
     }),
   );
   return client as unknown as WeaviateClientApi;
