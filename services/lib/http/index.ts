@@ -5,7 +5,7 @@ export type { ErrorMapping, ErrorStyle, ValidationIssue } from './errors.js';
 export { roundMs } from './duration.js';
 export { InvalidHttpUrlError, parseHttpUrl } from './http-url.js';
 export { defineRoute } from './route.js';
-export type { RouteSpec, RouteContext, RouteState, ResponseSpec, Unchecked, Undeclared } from './route.js';
+export type { RouteSpec, RouteContext, RouteState, ResponseSpec, Undeclared } from './route.js';
 export { RequestValidationError, validatePart } from './validation.js';
 export { listen, onShutdownSignal } from './server.js';
 export { malformedMultipartMessage, openMultipart, printablePartName } from './multipart.js';

@@ -6,18 +6,10 @@ import type { ErrorMapping } from './errors.js';
 export type Undeclared = Record<never, never>;
 
 /**
- * A part validated by a schema that declares no static type (a bare `Joi.object({...})`, whose type is joi's `any`):
- * read unchecked, as every route was before `defineRoute` carried types. Kept for dataprep's routes, which do not
- * declare their types yet; new routes declare them (`Joi.object<T, true>({...})`).
- */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the kit's one untyped escape hatch, named so it can be found and removed
-export type Unchecked = any;
-
-/**
  * What a handler sees besides Koa's context: the validated request parts, typed by the route's schemas (`P` path
  * parameters, `Q` query, `B` body).
  */
-export interface RouteState<P = Unchecked, Q = Unchecked, B = Unchecked> {
+export interface RouteState<P = unknown, Q = unknown, B = unknown> {
   requestId: string;
   /** The matched route's error mapping, for the kit's error rendering. */
   mapError?: ErrorMapping;
@@ -26,8 +18,8 @@ export interface RouteState<P = Unchecked, Q = Unchecked, B = Unchecked> {
   body: B;
 }
 
-/** Koa context of a route handler; without type arguments its parts are unchecked (see `Unchecked`). */
-export type RouteContext<P = Unchecked, Q = Unchecked, B = Unchecked> = Koa.ParameterizedContext<RouteState<P, Q, B>>;
+/** Koa context of a route handler; without type arguments its parts are `unknown` (narrow before reading). */
+export type RouteContext<P = unknown, Q = unknown, B = unknown> = Koa.ParameterizedContext<RouteState<P, Q, B>>;
 
 /** One documented response of a route. */
 export interface ResponseSpec {
@@ -42,7 +34,7 @@ export interface ResponseSpec {
  * validated for JSON bodies; `multipart` routes read the raw request stream themselves (the kit only documents their
  * form fields).
  */
-export interface RouteSpec<P = Unchecked, Q = Unchecked, B = Unchecked> {
+export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** koa-router path relative to the app's base path, e.g. `/media/:bucket_name`. */
   path: string;
@@ -66,7 +58,9 @@ export interface RouteSpec<P = Unchecked, Q = Unchecked, B = Unchecked> {
   responses: Record<number, ResponseSpec>;
   /** Domain errors this route answers with a status of their own (the app's `mapError` otherwise). */
   mapError?: ErrorMapping;
-  handler: (ctx: RouteContext<P, Q, B>) => Promise<void> | void;
+  // A method, not a function property: its parameter is then bivariant, so a route typed by its schemas still fits a
+  // plain RouteSpec (the app's route list); defineRoute has already checked the handler against its own types.
+  handler(ctx: RouteContext<P, Q, B>): Promise<void> | void;
 }
 
 /**
