@@ -7,7 +7,9 @@ import { API_VERSION, healthRoutes } from './routes/health-route.js';
 import { recorderRoutes } from './routes/recorder-routes.js';
 import { responseRoutes } from './routes/response-routes.js';
 import { ruleRoutes } from './routes/rule-routes.js';
+import { watcherRoutes } from './routes/watcher-routes.js';
 import type { RuleBook } from './rules/rule-book.js';
+import type { WatcherBook } from './watchers/watcher-book.js';
 
 /** Everything the HTTP surface needs; main.ts builds the real ones, tests their own. */
 export interface CameraRulesDeps {
@@ -15,6 +17,8 @@ export interface CameraRulesDeps {
   recorder: Recorder;
   /** The rules (CameraRule resources in the control plane). */
   rules: RuleBook;
+  /** The per-camera watchers (CameraWatcher resources in the control plane). */
+  watchers: WatcherBook;
   /** Whether dataprep (the search service) answers. */
   search: Probe;
   /** Whether alert-dispatch answers. */
@@ -48,6 +52,7 @@ export function createApp(deps: CameraRulesDeps): HttpApp {
       ...recorderRoutes(deps.recorder),
       ...responseRoutes(deps.rules),
       ...ruleRoutes(deps.rules),
+      ...watcherRoutes(deps.watchers, deps.search),
     ],
   });
 }

@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { HttpError, type ErrorMapping, type ErrorStyle } from '../lib/http/index.js';
 import { RecorderUnavailableError } from './recorder/recorder.js';
 import { RuleExistsError, RuleNotFoundError, RuleStoreUnavailableError } from './rules/rule-book.js';
+import { WatcherStoreUnavailableError } from './watchers/watcher-book.js';
 
 /** Fixed detail of unexpected failures: the cause is logged with the request id, never sent. */
 export const INTERNAL_ERROR = 'Internal server error';
@@ -41,5 +42,6 @@ export const mapCameraRulesError: ErrorMapping = (error) => {
   if (error instanceof RuleExistsError) return new HttpError(400, error.message);
   if (error instanceof RuleNotFoundError) return new HttpError(404, error.message);
   if (error instanceof RuleStoreUnavailableError) return new HttpError(503, error.message);
+  if (error instanceof WatcherStoreUnavailableError) return new HttpError(503, error.message);
   return undefined;
 };

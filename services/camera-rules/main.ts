@@ -5,6 +5,7 @@ import { createApp } from './app.js';
 import { loadCameraRulesConfig, type CameraRulesConfig } from './config.js';
 import { httpProbe } from './health/reachability.js';
 import { openRuntime } from './runtime/runtime.js';
+import { WatcherBook } from './watchers/watcher-book.js';
 
 /** A running camera-rules service. */
 export interface RunningCameraRules {
@@ -43,6 +44,7 @@ export async function startCameraRulesFrom(
       logger: log,
       recorder,
       rules: runtime.rules,
+      watchers: new WatcherBook(controlPlane.resources, controlPlane.namespace, log),
       search,
       alerts: httpProbe(`${config.alertDispatchUrl}/health`, config.serviceTimeoutMs),
       broker: feed ? async () => feed.reachability() : undefined,

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   API_VERSION as RESOURCE_API_VERSION,
   CAMERA_RULE_ACTIONS,
@@ -10,6 +9,7 @@ import {
 } from '../../../operator/api/index.js';
 import { AlreadyExistsError, updateStatusWithRetry, type ResourceStore } from '../../../operator/ports/index.js';
 import type { Logger } from '../../lib/log/index.js';
+import { objectNameFor } from '../resource-name.js';
 
 /** A rule as the API shows it (the contract's Rule, plus `event_type`). */
 export interface RuleView {
@@ -56,19 +56,9 @@ export class RuleStoreUnavailableError extends Error {
 /** Every known action, as 422 answers list them. */
 export const KNOWN_ACTIONS: readonly CameraRuleAction[] = CAMERA_RULE_ACTIONS;
 
-/**
- * The object name of a rule id: a readable slug of the id and 8 hex digits of its SHA-256, so that any text is a
- * valid Kubernetes name and two ids never share one (ids differing only in case or punctuation get other hashes).
- */
+/** The object name of a rule id (see objectNameFor). */
 export function ruleObjectName(id: string): string {
-  const slug = id
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40)
-    .replace(/-+$/, '');
-  const hash = createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 8);
-  return slug ? `${slug}-${hash}` : `rule-${hash}`;
+  return objectNameFor(id, 'rule');
 }
 
 function view(rule: CameraRule): RuleView {

@@ -9,6 +9,7 @@ import { createApp, type CameraRulesDeps } from '../app.js';
 import type { Probe } from '../health/reachability.js';
 import { DirectoryRecorder } from '../recorder/directory-recorder.js';
 import { RuleBook } from '../rules/rule-book.js';
+import { WatcherBook } from '../watchers/watcher-book.js';
 
 /** A probe that always answers `reachable`, for tests that are not about a dependency. */
 export const answering =
@@ -58,6 +59,7 @@ export async function serveCameraRules(
     logger,
     recorder: new DirectoryRecorder(path.join(dir, 'recordings')),
     rules: new RuleBook(store, TEST_NAMESPACE, logger),
+    watchers: new WatcherBook(store, TEST_NAMESPACE, logger),
     search: answering(),
     alerts: answering(),
     ...given,

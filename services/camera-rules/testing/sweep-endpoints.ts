@@ -31,5 +31,15 @@ export const CAMERA_RULES_SWEEP: SweepEndpoint[] = [
     allow: ['GET', 'HEAD', 'POST'],
     body: { json: { id: 'sweep-rule', label: 'person', action: 'teleport', camera: 'front_door' } },
   },
+  // Refused for its value (not a boolean), so the sweep never asks dataprep nor writes a watcher.
+  {
+    method: 'POST',
+    path: '/watchers/enable',
+    allow: ['GET', 'HEAD', 'POST'],
+    body: { json: { cameras: [{ front_door: 'maybe' }] } },
+  },
+  { method: 'GET', path: '/watchers/mapping', allow: ['GET', 'HEAD'] },
+  { method: 'GET', path: '/rules/responses/', allow: ['GET', 'HEAD'] },
+  { method: 'GET', path: '/rules/search-responses/', allow: ['GET', 'HEAD'] },
   { method: 'GET', path: '/rules/:rule_id', params: { rule_id: 'no-such-rule' }, allow: ['GET', 'HEAD', 'DELETE'] },
 ];
