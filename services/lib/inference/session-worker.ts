@@ -7,25 +7,7 @@ import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import { createSession, type SessionOptions } from './session.js';
-
-/** A tensor as it crosses the thread boundary. */
-export interface WireTensor {
-  type: ort.Tensor.Type;
-  data: ort.Tensor.DataType;
-  dims: readonly number[];
-}
-
-/** Messages to the worker. */
-export type WorkerRequest =
-  { id: number; op: 'run'; feeds: Record<string, WireTensor>; fetches: string[] } | { id: number; op: 'release' };
-
-/** What the worker reports once its session exists. */
-export interface WorkerReady {
-  provider: SessionOptions['provider'];
-  inputNames: readonly string[];
-  outputNames: readonly string[];
-  inputMetadata: readonly ort.InferenceSession.ValueMetadata[];
-}
+import type { WireTensor, WorkerReady, WorkerRequest } from './session-wire.js';
 
 const port = parentPort!;
 const { model, options } = workerData as { model: string | Uint8Array; options: SessionOptions };

@@ -2,11 +2,6 @@ import * as ort from 'onnxruntime-node';
 import type { ExecutionProvider } from './roles.js';
 import { createWorkerSession, type ModelSession } from './worker-session.js';
 
-// Argus works offline: onnxruntime (1.29 and later, Linux) otherwise starts Microsoft's 1DS telemetry with the first
-// session — uploads, a device id under ~/.cache and a mat-debug-<pid>.log in /tmp. The variable is read from the
-// process environment when the runtime initialises, which is the first session created after this line.
-process.env.ORT_DISABLE_TELEMETRY = '1';
-
 /** How onnxruntime sessions are created: execution provider and intra-op thread count. */
 export interface SessionOptions {
   provider: ExecutionProvider;
@@ -56,6 +51,16 @@ function ortOptions(
   };
 }
 
+/**
+ * Argus works offline: onnxruntime (1.29 and later, Linux) otherwise starts Microsoft's 1DS telemetry with the first
+ * session — uploads, a device id under ~/.cache and a mat-debug-<pid>.log in /tmp. The runtime reads the variable from
+ * the process environment when it initialises, which is when the first session of a thread is created: so it is set
+ * here, just before (an environment variable is the runtime's only switch), and not as a side effect of importing.
+ */
+function disableRuntimeTelemetry(): void {
+  process.env.ORT_DISABLE_TELEMETRY = '1';
+}
+
 /** Creates an onnxruntime session for an ONNX file (path or bytes) with the configured provider and threads. */
 export async function createSession(model: string | Uint8Array, options: SessionOptions): Promise<CreatedSession> {
   if (options.isolation === 'worker') {
@@ -70,6 +75,7 @@ export async function createSession(model: string | Uint8Array, options: Session
       throw error;
     }
   }
+  disableRuntimeTelemetry();
   const threads = Math.max(0, Math.floor(options.threads));
   try {
     const session =

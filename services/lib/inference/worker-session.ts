@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import type { ExecutionProvider } from './roles.js';
-import type { WireTensor, WorkerReady, WorkerRequest } from './session-worker.js';
+import type { WireTensor, WorkerReady, WorkerRequest } from './session-wire.js';
 
 /** The part of an onnxruntime session the role classes use; met by in-process and worker-hosted sessions alike. */
 export interface ModelSession {
