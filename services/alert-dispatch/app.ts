@@ -5,7 +5,7 @@ import type { Dispatcher } from './dispatch/dispatcher.js';
 import { registerQueueMetrics, type DispatchQueue } from './dispatch/dispatch-queue.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './dispatch/run-tool.js';
 import type { McpManager } from './mcp/mcp-manager.js';
-import { mcpRoutes } from './mcp/routes.js';
+import { mcpRoutes } from './routes/mcp-routes.js';
 import { dispatchRoutes } from './routes/dispatch-routes.js';
 import { infoRoutes } from './routes/info-routes.js';
 import { toolRoutes } from './routes/tool-routes.js';

@@ -1,21 +1,21 @@
 import { createHttpApp, type HttpApp, type RouteSpec } from '../lib/http/index.js';
 import { DATAPREP_ERROR_STYLE, mapDataprepError, mapDomainError } from './errors.js';
-import { deleteBucketRoute, deleteVideoRoute } from './routes/delete.js';
-import { downloadMediaRoute } from './routes/download.js';
-import { frameRoute } from './routes/frame.js';
-import { healthRoute } from './routes/health.js';
-import { ingestBatchRoute } from './routes/ingest-batch.js';
-import { ingestDirectoryRoute } from './routes/ingest-dir.js';
-import { ingestMediaRoute } from './routes/ingest.js';
-import { cancelJobRoute, getJobRoute } from './routes/jobs.js';
-import { listMediaRoute } from './routes/list.js';
-import { processBatchRoute } from './routes/process-batch.js';
-import { processMediaRoute } from './routes/process.js';
-import { searchRoute } from './routes/search.js';
-import { summaryRoute } from './routes/summary.js';
-import { telemetryRoute } from './routes/telemetry.js';
-import { uploadBatchRoute } from './routes/upload-batch.js';
-import { uploadMediaRoute } from './routes/upload.js';
+import { deleteBucketRoute, deleteVideoRoute } from './routes/delete-routes.js';
+import { downloadMediaRoute } from './routes/download-route.js';
+import { frameRoute } from './routes/frame-route.js';
+import { healthRoute } from './routes/health-route.js';
+import { ingestBatchRoute } from './routes/ingest-batch-route.js';
+import { ingestDirectoryRoute } from './routes/ingest-dir-route.js';
+import { ingestMediaRoute } from './routes/ingest-route.js';
+import { cancelJobRoute, getJobRoute } from './routes/jobs-routes.js';
+import { listMediaRoute } from './routes/list-route.js';
+import { processBatchRoute } from './routes/process-batch-route.js';
+import { processMediaRoute } from './routes/process-route.js';
+import { searchRoute } from './routes/search-route.js';
+import { summaryRoute } from './routes/summary-route.js';
+import { telemetryRoute } from './routes/telemetry-route.js';
+import { uploadBatchRoute } from './routes/upload-batch-route.js';
+import { uploadMediaRoute } from './routes/upload-route.js';
 import { buildServices, DATAPREP_BASE_PATH, type DataprepDeps, type DataprepServices } from './runtime/services.js';
 
 /**

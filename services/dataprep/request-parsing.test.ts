@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { mapDataprepError } from './errors.js';
 import { decodeBase64Image } from './ingest/image-source.js';
-import { requestedRange } from './routes/download.js';
+import { requestedRange } from './routes/download-route.js';
 import { safeFilename, VIDEO_ID_PATTERN } from './media/video-ids.js';
 
 describe('requestedRange', () => {

@@ -13,7 +13,7 @@ import { QueueClosedError } from '../../lib/keyed-queue/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { McpCallError, McpConfigError, McpServerUnavailableError, McpToolNotFoundError } from './errors.js';
 import { McpManager } from './mcp-manager.js';
-import { mcpRoutes } from './routes.js';
+import { mcpRoutes } from '../routes/mcp-routes.js';
 import { reconnectDelay } from './server-connection.js';
 import { qualifiedToolName } from './tool-names.js';
 

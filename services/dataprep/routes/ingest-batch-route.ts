@@ -11,7 +11,7 @@ import type { DataprepServices } from '../runtime/services.js';
 import { newVideoId } from '../media/video-ids.js';
 import { imageFilename } from '../ingest/stored-image.js';
 import { answerAccepted, assertBatchSize, assertRunnableItem, jobAcceptedSchema } from './batch-common.js';
-import { imageSourceKeys, type ImageSourceFields } from './ingest.js';
+import { imageSourceKeys, type ImageSourceFields } from './ingest-route.js';
 import {
   bodyTags,
   bucketName,

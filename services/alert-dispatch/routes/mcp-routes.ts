@@ -1,8 +1,8 @@
 import Joi from 'joi';
 import { defineRoute, HttpError, roundMs, type ErrorMapping, type RouteSpec } from '../../lib/http/index.js';
-import { errorBody } from '../routes/response-schemas.js';
-import { McpCallError, McpConfigError, McpServerUnavailableError, McpToolNotFoundError } from './errors.js';
-import type { McpManager } from './mcp-manager.js';
+import { errorBody } from './response-schemas.js';
+import { McpCallError, McpConfigError, McpServerUnavailableError, McpToolNotFoundError } from '../mcp/errors.js';
+import type { McpManager } from '../mcp/mcp-manager.js';
 
 const serverStatus = Joi.object({
   name: Joi.string(),
