@@ -48,6 +48,8 @@ export interface CameraRulesConfig {
   vlm?: LlmConfig & { maxTokens: number; temperature: number };
   /** Retries: the recorder's clip becoming final, and each action's calls. */
   policies: HandlerPolicies;
+  /** Time between a watcher's catch-ups with the recorder's event list, milliseconds. */
+  watcherPollMs: number;
 }
 
 const OWNED_PREFIXES = ['CAMERA_RULES_', 'MQTT_'];
@@ -79,6 +81,7 @@ const schema = Joi.object({
   CAMERA_RULES_ALERT_TOOLS: envList().default(['log_alert', 'capture_snapshot']),
   CAMERA_RULES_CLIP_ATTEMPTS: Joi.number().integer().min(1).max(100).default(8),
   CAMERA_RULES_ACTION_ATTEMPTS: Joi.number().integer().min(1).max(100).default(4),
+  CAMERA_RULES_WATCHER_POLL_SECONDS: Joi.number().min(1).max(86_400).default(60),
   // Shared with frame-analysis (same names and meaning); frame-analysis owns the VLM_ prefix.
   VLM_BASE_URL: httpUrl(),
   VLM_MODEL: Joi.string().default('default'),
@@ -138,5 +141,6 @@ export function loadCameraRulesConfig(env: NodeJS.ProcessEnv): CameraRulesConfig
       media: { attempts: c.CAMERA_RULES_CLIP_ATTEMPTS, baseDelayMs: 1000, maxDelayMs: 15_000 },
       action: { attempts: c.CAMERA_RULES_ACTION_ATTEMPTS, baseDelayMs: 1000, maxDelayMs: 8000 },
     },
+    watcherPollMs: Math.round(c.CAMERA_RULES_WATCHER_POLL_SECONDS * 1000),
   };
 }

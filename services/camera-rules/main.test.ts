@@ -6,6 +6,7 @@ import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { EmbeddedResourceStore } from '../../operator/drivers/embedded/index.js';
 import { createLogger } from '../lib/log/index.js';
 import { startCameraRules } from './main.js';
+import { startCameraWatcherWorker } from './watcher/start-camera-watcher.js';
 import { FakeFrigate } from './testing/fake-frigate.js';
 import { startRestartableBroker, type RestartableBroker } from './testing/test-broker.js';
 
@@ -14,12 +15,17 @@ let store: EmbeddedResourceStore;
 let controlPlane: ServiceControlPlane;
 let broker: RestartableBroker;
 let frigate: FakeFrigate;
+const registered: string[] = [];
 const logger = createLogger({ service: 'camera-rules-test', level: 'error', json: true });
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'camera-rules-main-'));
   store = await EmbeddedResourceStore.open({ dir: path.join(dir, 'control-plane') });
-  controlPlane = { resources: store, namespace: 'default', registerWorker: () => undefined };
+  controlPlane = {
+    resources: store,
+    namespace: 'default',
+    registerWorker: (name) => void registered.push(name),
+  };
   broker = await startRestartableBroker();
   frigate = new FakeFrigate({ porch: { track: ['person', 'dog'] } });
   await frigate.start();
@@ -50,6 +56,22 @@ describe('startCameraRules', () => {
       });
     } finally {
       await service.close();
+    }
+  });
+
+  it('registers the camera-watcher worker, which a worker process can also build from the environment', async () => {
+    expect(registered).toContain('camera-watcher');
+    const started = await startCameraWatcherWorker(
+      { ARGUS_DATA_DIR: dir, CAMERA_RULES_FRIGATE_URL: frigate.url, MQTT_BROKER: broker.url },
+      store,
+      logger,
+    );
+    try {
+      // No such CameraWatcher: the worker has nothing to follow and returns.
+      const signal = new AbortController().signal;
+      await started.worker({ namespace: 'default', name: 'nobody', index: 0, completions: 1, signal });
+    } finally {
+      await started.close();
     }
   });
 

@@ -1,3 +1,4 @@
+import { CAMERA_WATCHER_WORKER } from '../../operator/api/index.js';
 import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { listen, type StopOptions } from '../lib/http/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
@@ -5,6 +6,7 @@ import { createApp } from './app.js';
 import { loadCameraRulesConfig, type CameraRulesConfig } from './config.js';
 import { httpProbe } from './health/reachability.js';
 import { openRuntime } from './runtime/runtime.js';
+import { watcherOf } from './watcher/start-camera-watcher.js';
 import { WatcherBook } from './watchers/watcher-book.js';
 
 /** A running camera-rules service. */
@@ -38,6 +40,12 @@ export async function startCameraRulesFrom(
   const runtime = openRuntime(config, controlPlane, log);
   const { recorder, feed } = runtime;
   feed?.start();
+  // Embedded, the CameraWatcher controller runs this worker in this process; in the cluster registration does nothing
+  // (the worker runs in its own pod: `argus worker camera-watcher`, startCameraWatcherWorker).
+  controlPlane.registerWorker(
+    CAMERA_WATCHER_WORKER,
+    watcherOf(runtime, controlPlane.resources, config.watcherPollMs, log),
+  );
   try {
     const search = httpProbe(`${config.dataprepUrl}/health`, config.serviceTimeoutMs);
     const { app } = createApp({
