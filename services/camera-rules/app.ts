@@ -3,7 +3,7 @@ import type { Logger } from '../lib/log/index.js';
 import { cameraRulesErrorStyle, mapCameraRulesError } from './errors.js';
 import type { Probe } from './health/reachability.js';
 import type { Recorder } from './recorder/recorder.js';
-import { API_VERSION, healthRoutes } from './routes/health-route.js';
+import { API_VERSION, healthRoutes } from './routes/health-routes.js';
 import { recorderRoutes } from './routes/recorder-routes.js';
 import { responseRoutes } from './routes/response-routes.js';
 import { ruleRoutes } from './routes/rule-routes.js';
