@@ -47,7 +47,7 @@ const zones = [
   // Controllers decide; drivers act. A controller reaches no driver, not even through a configuration module.
   {
     target: './operator/controllers',
-    from: ['./operator/drivers', './operator/main.ts', './operator/embedded-control-plane.ts'],
+    from: ['./operator/drivers', './operator/config.ts', './operator/main.ts', './operator/embedded-control-plane.ts'],
     message:
       'Controllers never import a driver (or the operator configuration that names drivers): use operator/ports.',
   },

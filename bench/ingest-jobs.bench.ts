@@ -19,7 +19,7 @@ import { Worker } from 'node:worker_threads';
 import sharp from 'sharp';
 import { TERMINAL_INGEST_STATES } from '../operator/api/index.js';
 import type { Watch } from '../operator/ports/index.js';
-import { loadOperatorConfig } from '../operator/config.js';
+import { loadControllerSettings } from '../operator/config.js';
 import { openEmbeddedControlPlane } from '../operator/embedded-control-plane.js';
 import { createApp } from '../services/dataprep/app.js';
 import { loadDataprepConfig } from '../services/dataprep/config.js';
@@ -105,7 +105,7 @@ export default async function main(): Promise<void> {
     dataDir,
     namespace: 'default',
     logger,
-    config: loadOperatorConfig({}),
+    config: loadControllerSettings({}),
   });
   const { app, services } = createApp({ ...runtime.deps, controlPlane: plane.controlPlane });
   plane.controlPlane.registerWorker('ingest', ingestWorker(services, plane.controlPlane.resources));

@@ -16,7 +16,9 @@ import {
 import type { ConfigPart, PlatformConfig } from '../services/lib/config/index.js';
 import { createLogger } from '../services/lib/log/index.js';
 import { setProcessComponent } from '../services/lib/user-agent/index.js';
-import { loadOperatorConfig, operatorEnvSchema, type OperatorConfig } from '../operator/config.js';
+import { INGEST_WORKER } from '../operator/api/index.js';
+import { controllerEnvSchema, loadControllerSettings } from '../operator/config.js';
+import type { ControllerSettings } from '../operator/controllers/index.js';
 import type { WorkerStarter } from '../operator/worker-command.js';
 import { SERVICES, type StartedService } from './services.js';
 
@@ -31,7 +33,7 @@ const USAGE = `usage: argus <command>
   operator              run the controllers against a Kubernetes API server (leader election, /healthz /readyz /metrics);
                         needs ARGUS_WORKER_IMAGE (the worker pods' image), also when run out of the cluster;
                         WATCH_NAMESPACE unset or empty: every namespace
-  worker ingest --job <namespace>/<name> [--index <i>] [--completions <n>]
+  worker ${INGEST_WORKER} --job <namespace>/<name> [--index <i>] [--completions <n>]
                         run one shard of an IngestJob (index defaults to JOB_COMPLETION_INDEX)
   help, --help, -h      show this text
 
@@ -72,13 +74,17 @@ async function configure(names: string[]) {
   const entries = await Promise.all(names.map((name) => SERVICES[name]()));
   const parts: ConfigPart[] = [
     { name: 'argus', settings: platformSettings, load: (env) => platform(env, platformSettings.prefixes) },
-    { name: 'operator', settings: { schema: Joi.object(operatorEnvSchema), prefixes: [] }, load: loadOperatorConfig },
+    {
+      name: 'operator',
+      settings: { schema: Joi.object(controllerEnvSchema), prefixes: [] },
+      load: loadControllerSettings,
+    },
     ...names.map((name, i) => ({ name, settings: entries[i].settings, load: entries[i].loadConfig })),
   ];
   const [cfg, operatorConfig, ...configs] = loadConfigs(process.env, parts);
   return {
     cfg: cfg as PlatformConfig,
-    operatorConfig: operatorConfig as OperatorConfig,
+    operatorConfig: operatorConfig as ControllerSettings,
     services: names.map((name, i) => ({ name, entry: entries[i], config: configs[i] })),
   };
 }
@@ -151,7 +157,7 @@ async function worker(args: string[]): Promise<void> {
   const stop = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop.abort());
   const starters: Record<string, WorkerStarter> = {
-    ingest: async (env, resources, log) => {
+    [INGEST_WORKER]: async (env, resources, log) => {
       const { startIngestWorker } = await import('../services/dataprep/ingest-worker/start-ingest-worker.js');
       return startIngestWorker(env as NodeJS.ProcessEnv, resources, log);
     },

@@ -239,7 +239,7 @@ describe('the helm chart', () => {
         'services.dataprep.env.MM_DATAPREP_S3_ENDPOINT=http://minio:9000',
       );
       const vars = envOf(find(manifests, 'Deployment', 'rel-argus-operator'));
-      const { worker } = loadClusterOperatorConfig({ ...vars, ARGUS_POD_NAME: 'op' }).cluster;
+      const { worker } = loadClusterOperatorConfig({ ...vars, ARGUS_POD_NAME: 'op' }).kubernetes;
       const workerRole = manifests.find(
         (m) => m.kind.endsWith('Role') && m.metadata.name === 'rel-argus-ingest-worker',
       );
@@ -297,11 +297,11 @@ describe('the helm chart', () => {
     vars.ARGUS_POD_NAME = 'rel-argus-operator-7d9f-x2x5q';
     // loadClusterOperatorConfig is what `argus operator` runs: it refuses unknown ARGUS_WORKER_/…_ variables too.
     const config = loadClusterOperatorConfig(vars);
-    expect(config.operator).toMatchObject({
+    expect(config.controllers).toMatchObject({
       ingest: { parallelism: 4, backoffLimit: 6 },
       retention: { count: 200, maxAgeSeconds: 604800 },
     });
-    expect(config.cluster.worker).toEqual({
+    expect(config.kubernetes.worker).toEqual({
       image: 'ghcr.io/argus-dev/argus:0.1.0',
       command: ['node', '--import', 'tsx', 'bin/argus.ts'],
       imagePullPolicy: 'IfNotPresent',
@@ -313,13 +313,13 @@ describe('the helm chart', () => {
       envFrom: [{ configMapRef: { name: 'rel-argus-ingest-worker' } }, { secretRef: { name: 's3-keys' } }],
       ttlSecondsAfterFinished: 3600,
     });
-    expect(config.cluster.leaderElection).toMatchObject({
+    expect(config.kubernetes.leaderElection).toMatchObject({
       enabled: true,
       leaseName: 'rel-argus-operator',
       identity: 'rel-argus-operator-7d9f-x2x5q',
     });
-    expect(config.cluster.http.port).toBe(8080);
-    expect(config.cluster.watchNamespace).toBeUndefined();
+    expect(config.http.port).toBe(8080);
+    expect(config.kubernetes.watchNamespace).toBeUndefined();
   });
 
   it('runs one Deployment and Service per enabled service, listening on the pod IP, in kubernetes mode', async () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { ConfigError } from '../services/lib/config/index.js';
-import { loadClusterOperatorConfig, loadOperatorConfig } from './config.js';
+import { loadClusterOperatorConfig, loadControllerSettings } from './config.js';
 
 describe('operator configuration', () => {
   it('has documented defaults', () => {
-    expect(loadOperatorConfig({})).toEqual({
+    expect(loadControllerSettings({})).toEqual({
       ingest: { parallelism: 1, backoffLimit: 3, pendingDeadlineSeconds: 600 },
       retention: { count: 200, maxAgeSeconds: 604800 },
       resyncSeconds: 300,
@@ -13,7 +13,7 @@ describe('operator configuration', () => {
 
   it('reads every setting', () => {
     expect(
-      loadOperatorConfig({
+      loadControllerSettings({
         ARGUS_INGEST_PARALLELISM: '4',
         ARGUS_INGEST_BACKOFF_LIMIT: '0',
         ARGUS_INGEST_PENDING_DEADLINE_SECONDS: '120',
@@ -31,7 +31,7 @@ describe('operator configuration', () => {
   it('refuses bad values, listing every problem', () => {
     const error = (() => {
       try {
-        return loadOperatorConfig({ ARGUS_INGEST_PARALLELISM: '0', ARGUS_JOB_RETENTION_COUNT: 'many' });
+        return loadControllerSettings({ ARGUS_INGEST_PARALLELISM: '0', ARGUS_JOB_RETENTION_COUNT: 'many' });
       } catch (e) {
         return e;
       }
@@ -45,9 +45,9 @@ describe('argus operator cluster settings', () => {
   const required = { ARGUS_WORKER_IMAGE: 'ghcr.io/argus-dev/argus:test' };
 
   it('watches every namespace when WATCH_NAMESPACE is unset or empty (the controller-runtime convention)', () => {
-    expect(loadClusterOperatorConfig(required).cluster.watchNamespace).toBeUndefined();
-    expect(loadClusterOperatorConfig({ ...required, WATCH_NAMESPACE: '' }).cluster.watchNamespace).toBeUndefined();
-    expect(loadClusterOperatorConfig({ ...required, WATCH_NAMESPACE: 'team-a' }).cluster.watchNamespace).toBe('team-a');
+    expect(loadClusterOperatorConfig(required).kubernetes.watchNamespace).toBeUndefined();
+    expect(loadClusterOperatorConfig({ ...required, WATCH_NAMESPACE: '' }).kubernetes.watchNamespace).toBeUndefined();
+    expect(loadClusterOperatorConfig({ ...required, WATCH_NAMESPACE: 'team-a' }).kubernetes.watchNamespace).toBe('team-a');
   });
 
   it('refuses a WATCH_NAMESPACE that is not a namespace name, and a missing ARGUS_WORKER_IMAGE', () => {

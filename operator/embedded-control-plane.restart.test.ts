@@ -5,8 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { EmbeddedResourceStore, StoreInUseError } from '../../drivers/embedded/index.js';
-import { newIngestJob } from '../../ports/resource-store.contract.js';
+import { EmbeddedResourceStore, StoreInUseError } from './drivers/embedded/index.js';
+import { newIngestJob } from './ports/resource-store.contract.js';
 
 const FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'testing', 'restart-fixture.ts');
 const children = new Set<ChildProcess>();

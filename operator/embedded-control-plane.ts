@@ -1,6 +1,6 @@
 import path from 'node:path';
 import client from 'prom-client';
-import type { OperatorConfig } from './config.js';
+import type { ControllerSettings } from './controllers/index.js';
 import { startControllers, type RunningControllers } from './controllers/index.js';
 import { EmbeddedResourceStore, EmbeddedWorkloadDriver } from './drivers/embedded/index.js';
 import type { ServiceControlPlane } from './ports/index.js';
@@ -13,7 +13,7 @@ export interface EmbeddedControlPlaneOptions {
   /** The namespace services create their resources in. */
   namespace: string;
   logger: Logger;
-  config: OperatorConfig;
+  config: ControllerSettings;
   /** Delay before a failed worker shard runs again (default: 1 s doubling up to 60 s). */
   retryDelayMs?: (failures: number) => number;
 }

@@ -58,7 +58,7 @@ function operatorMetrics(registry: client.Registry) {
  * (the pod's namespace), the controllers while leading, and the HTTP endpoints.
  */
 export async function startOperator(env: Record<string, string | undefined>, logger: Logger): Promise<StartedOperator> {
-  const { platform, operator, cluster } = loadClusterOperatorConfig(env);
+  const { platform, controllers: settings, kubernetes: cluster, http: endpoint } = loadClusterOperatorConfig(env);
   const kubeConfig = loadKubeConfig(cluster.kubeconfig, userAgent('operator'));
   const registry = new client.Registry();
   const metrics = operatorMetrics(registry);
@@ -91,7 +91,7 @@ export async function startOperator(env: Record<string, string | undefined>, log
         controllers = await startControllers({
           store,
           driver,
-          config: operator,
+          config: settings,
           logger,
           registry,
           namespace: cluster.watchNamespace,
@@ -177,7 +177,7 @@ export async function startOperator(env: Record<string, string | undefined>, log
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(cluster.http.port, cluster.http.host, () => resolve());
+    server.listen(endpoint.port, endpoint.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   logger.info('operator listening', { port, identity, leaderElection: election.enabled, lease: election.leaseName });

@@ -1,5 +1,5 @@
 import client from 'prom-client';
-import type { OperatorConfig } from './config.js';
+import type { ControllerSettings } from './controllers/index.js';
 import { openEmbeddedControlPlane, type ControlPlaneHandle } from './embedded-control-plane.js';
 import type { Logger } from '../services/lib/log/index.js';
 import { processUserAgent } from '../services/lib/user-agent/index.js';
@@ -10,7 +10,7 @@ export interface ServiceControlPlaneOptions {
   namespace: string;
   dataDir: string;
   logger: Logger;
-  config: OperatorConfig;
+  config: ControllerSettings;
 }
 
 /**

@@ -57,7 +57,9 @@ const CASES: Record<string, Case[]> = {
   'controllers never import a driver': [
     { file: 'operator/controllers/zz.ts', from: '../drivers/embedded/index.js', refused: true },
     { file: 'operator/controllers/ingestjob/zz.ts', from: '../../drivers/kubernetes/index.js', refused: true },
+    { file: 'operator/controllers/ingestjob/zz.ts', from: '../../config.js', refused: true },
     { file: 'operator/controllers/zz.ts', from: '../ports/index.js', refused: false },
+    { file: 'operator/controllers/zz.ts', from: './settings.js', refused: false },
   ],
   'drivers never import each other or a controller': [
     { file: 'operator/drivers/embedded/zz.ts', from: '../kubernetes/index.js', refused: true },

@@ -1,10 +1,11 @@
 import type { Registry } from 'prom-client';
 import type { EventSink, ResourceStore, WorkloadDriver } from '../ports/index.js';
-import type { OperatorConfig } from '../config.js';
+import type { ControllerSettings } from './settings.js';
 import type { Logger } from '../../services/lib/log/index.js';
 import { IngestJobController } from './ingestjob/controller.js';
 import { controllerMetrics } from './runtime/metrics.js';
 
+export type { ControllerSettings } from './settings.js';
 export { Controller } from './runtime/controller.js';
 export type { ControllerOptions, ObjectKey, ReconcileResult } from './runtime/controller.js';
 export { controllerMetrics } from './runtime/metrics.js';
@@ -19,7 +20,7 @@ export { planRetention } from './ingestjob/retention.js';
 export interface ControllersOptions {
   store: ResourceStore;
   driver: WorkloadDriver;
-  config: OperatorConfig;
+  config: ControllerSettings;
   logger: Logger;
   /** Where reconcile counts, durations, errors and queue depths are registered. */
   registry: Registry;

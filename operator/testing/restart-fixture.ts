@@ -6,11 +6,10 @@
  * <name> <state>`.
  */
 import { appendFileSync } from 'node:fs';
-import { TERMINAL_INGEST_STATES, type IngestState } from '../../../api/index.js';
-import { openEmbeddedControlPlane } from '../../../embedded-control-plane.js';
-import { createLogger } from '../../../../services/lib/log/index.js';
-import { INGEST_WORKER } from '../../../api/index.js';
-import { itemWorker } from './item-worker.js';
+import { INGEST_WORKER, TERMINAL_INGEST_STATES, type IngestState } from '../api/index.js';
+import { itemWorker } from '../controllers/ingestjob/testing/item-worker.js';
+import { openEmbeddedControlPlane } from '../embedded-control-plane.js';
+import { createLogger } from '../../services/lib/log/index.js';
 
 const [dataDir, marker] = process.argv.slice(2);
 const blockAt = process.env.BLOCK_AT_ITEM;

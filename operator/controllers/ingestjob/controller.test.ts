@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import client from 'prom-client';
 import type { IngestItem, IngestJob } from '../../api/index.js';
-import type { OperatorConfig } from '../../config.js';
+import type { ControllerSettings } from '../settings.js';
 import { EmbeddedResourceStore, EmbeddedWorkloadDriver } from '../../drivers/embedded/index.js';
 import type { ResourceStore } from '../../ports/index.js';
 import { newIngestJob } from '../../ports/resource-store.contract.js';
@@ -16,7 +16,7 @@ import { SKIPPED_BY_CANCEL } from './reconcile.js';
 import { itemWorker, type ItemOutcome } from './testing/item-worker.js';
 import { INGEST_WORKER } from '../../api/index.js';
 
-const config = (over: Partial<OperatorConfig['ingest']> = {}, retention = { count: 100, maxAgeSeconds: 86400 }) => ({
+const config = (over: Partial<ControllerSettings['ingest']> = {}, retention = { count: 100, maxAgeSeconds: 86400 }) => ({
   ingest: { parallelism: 1, backoffLimit: 0, pendingDeadlineSeconds: 600, ...over },
   retention,
   resyncSeconds: 3600,
@@ -50,7 +50,7 @@ afterEach(async () => {
   await fs.rm(dir, { recursive: true, force: true });
 });
 
-async function start(cfg: OperatorConfig = config()) {
+async function start(cfg: ControllerSettings = config()) {
   running = await startControllers({ store, driver, config: cfg, logger, registry });
 }
 

@@ -7,7 +7,7 @@ import {
   type ResourceStore,
   type WorkloadDriver,
 } from '../../ports/index.js';
-import type { OperatorConfig } from '../../config.js';
+import type { ControllerSettings } from '../settings.js';
 import type { Logger } from '../../../services/lib/log/index.js';
 import { KeyedQueue } from '../../../services/lib/keyed-queue/index.js';
 import { Controller, type ObjectKey, type ReconcileResult } from '../runtime/controller.js';
@@ -21,7 +21,7 @@ import { ingestWorkload } from './workload.js';
 export interface IngestJobControllerDeps {
   store: ResourceStore;
   driver: WorkloadDriver;
-  config: OperatorConfig;
+  config: ControllerSettings;
   logger: Logger;
   metrics: ControllerMetrics;
   namespace?: string;

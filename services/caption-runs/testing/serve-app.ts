@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureDefaultModels } from '../../../test/support/models.js';
-import { loadOperatorConfig } from '../../../operator/config.js';
+import { loadControllerSettings } from '../../../operator/config.js';
 import { openEmbeddedControlPlane, type ControlPlaneHandle } from '../../../operator/embedded-control-plane.js';
 import { DEFAULT_MODEL_NAMES } from '../../lib/inference/index.js';
 import { createLogger, type Logger } from '../../lib/log/index.js';
@@ -24,7 +24,7 @@ export interface ServedRuns {
 
 /** Test support: an embedded control plane (the store persisted under `dataDir`; no controller started). */
 export function openTestControlPlane(dataDir: string, logger: Logger): Promise<ControlPlaneHandle> {
-  return openEmbeddedControlPlane({ dataDir, namespace: 'default', logger, config: loadOperatorConfig({}) });
+  return openEmbeddedControlPlane({ dataDir, namespace: 'default', logger, config: loadControllerSettings({}) });
 }
 
 /** Test support: serves caption-runs over a fresh embedded control plane; `config` overrides the defaults. */

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ensureDefaultModels } from '../../../test/support/models.js';
 import { TERMINAL_INGEST_STATES } from '../../../operator/api/index.js';
-import { loadOperatorConfig } from '../../../operator/config.js';
+import { loadControllerSettings } from '../../../operator/config.js';
 import { openEmbeddedControlPlane } from '../../../operator/embedded-control-plane.js';
 import type { ServiceControlPlane } from '../../../operator/ports/index.js';
 import { listen, type RunningServer } from '../../lib/http/index.js';
@@ -135,7 +135,7 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
       dataDir: path.join(dir, 'data'),
       namespace: 'default',
       logger,
-      config: loadOperatorConfig({}),
+      config: loadControllerSettings({}),
     });
     const { app, services } = createApp({
       config,

@@ -1,0 +1,157 @@
+import Joi from 'joi';
+import { envBoolean } from '../../../services/lib/config/index.js';
+import type { WorkerPodTemplate } from './job-manifest.js';
+
+const jsonValue = (schema: Joi.Schema) =>
+  Joi.any().custom((value: unknown, helpers) => {
+    let parsed: unknown;
+    try {
+      parsed = typeof value === 'string' ? JSON.parse(value) : value;
+    } catch {
+      return helpers.message({ custom: '{{#label}} must be JSON' });
+    }
+    const { error, value: valid } = schema.validate(parsed);
+    if (error) return helpers.message({ custom: `{{#label}}: ${error.message}` });
+    return valid;
+  });
+
+const quantities = Joi.object().pattern(
+  Joi.string(),
+  Joi.string().pattern(/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[mkMGTPE])?$/, 'quantity'),
+);
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** The kubernetes driver's settings as `kubernetesEnvSchema` validates them (defaults applied). */
+export interface KubernetesEnv {
+  KUBECONFIG?: string;
+  WATCH_NAMESPACE?: string;
+  ARGUS_WORKER_IMAGE: string;
+  ARGUS_WORKER_COMMAND: string;
+  ARGUS_WORKER_IMAGE_PULL_POLICY?: 'Always' | 'IfNotPresent' | 'Never';
+  ARGUS_WORKER_NODE_SELECTOR: Record<string, string>;
+  ARGUS_WORKER_TOLERATIONS: Array<Record<string, string | number>>;
+  ARGUS_WORKER_RESOURCES: WorkerPodTemplate['resources'];
+  ARGUS_WORKER_SERVICE_ACCOUNT?: string;
+  ARGUS_WORKER_ENV_FROM?: string;
+  ARGUS_WORKER_TTL_SECONDS: number;
+  ARGUS_LEADER_ELECTION: boolean;
+  ARGUS_LEADER_ELECTION_LEASE_NAME: string;
+  ARGUS_LEADER_ELECTION_LEASE_DURATION_SECONDS: number;
+  ARGUS_LEADER_ELECTION_RENEW_DEADLINE_SECONDS: number;
+  ARGUS_LEADER_ELECTION_RETRY_PERIOD_SECONDS: number;
+  ARGUS_POD_NAME?: string;
+}
+
+/** The kubernetes driver's variables: API server access, watch scope, worker pod placement, leader election. */
+export const kubernetesEnvSchema = {
+  KUBECONFIG: Joi.string().description('Kubeconfig file (default: in-cluster config in a pod, else ~/.kube/config)'),
+  // Empty is all namespaces, as in controller-runtime (a chart or manifest often sets the variable to "").
+  WATCH_NAMESPACE: Joi.string()
+    .allow('')
+    .pattern(DNS_LABEL)
+    .max(63)
+    .description('Reconcile this namespace only (a Role suffices); all namespaces when unset or empty'),
+  ARGUS_WORKER_IMAGE: Joi.string()
+    .required()
+    .description(
+      'Image of the worker pods (the argus image); required, also when the operator runs out of the cluster',
+    ),
+  ARGUS_WORKER_COMMAND: Joi.string()
+    .default('argus')
+    .description('The argus command in the image (space-separated); "worker <name> --job ..." is appended'),
+  ARGUS_WORKER_IMAGE_PULL_POLICY: Joi.string().valid('Always', 'IfNotPresent', 'Never'),
+  ARGUS_WORKER_NODE_SELECTOR: jsonValue(Joi.object().pattern(Joi.string(), Joi.string()))
+    .default({})
+    .description('JSON object: node labels worker pods need, e.g. {"nvidia.com/gpu.present":"true"}'),
+  ARGUS_WORKER_TOLERATIONS: jsonValue(
+    Joi.array().items(
+      Joi.object({
+        key: Joi.string(),
+        operator: Joi.string().valid('Exists', 'Equal'),
+        value: Joi.string().allow(''),
+        effect: Joi.string().valid('NoSchedule', 'PreferNoSchedule', 'NoExecute'),
+        tolerationSeconds: Joi.number().integer(),
+      }),
+    ),
+  )
+    .default([])
+    .description(
+      'JSON array of tolerations, e.g. [{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]',
+    ),
+  ARGUS_WORKER_RESOURCES: jsonValue(Joi.object({ limits: quantities, requests: quantities }))
+    .default({})
+    .description('JSON resources of the worker container, e.g. {"limits":{"nvidia.com/gpu":"1"}}'),
+  ARGUS_WORKER_SERVICE_ACCOUNT: Joi.string()
+    .pattern(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/)
+    .description('ServiceAccount of worker pods (needs INGEST_WORKER_RULES)'),
+  ARGUS_WORKER_ENV_FROM: Joi.string()
+    .pattern(
+      /^((configMap|secret):[a-z0-9]([-a-z0-9.]*[a-z0-9])?)(,(configMap|secret):[a-z0-9]([-a-z0-9.]*[a-z0-9])?)*$/,
+    )
+    .description('ConfigMaps/Secrets holding the worker service config: configMap:<name>,secret:<name>'),
+  ARGUS_WORKER_TTL_SECONDS: Joi.number()
+    .integer()
+    .min(0)
+    .default(3600)
+    .description('Finished worker Jobs are removed this long after they finish'),
+  ARGUS_LEADER_ELECTION: envBoolean().default(true).description('Run for leader on a Lease (off: lead at once)'),
+  ARGUS_LEADER_ELECTION_LEASE_NAME: Joi.string().pattern(DNS_LABEL).default('argus-operator'),
+  ARGUS_LEADER_ELECTION_LEASE_DURATION_SECONDS: Joi.number().min(0.1).default(15),
+  ARGUS_LEADER_ELECTION_RENEW_DEADLINE_SECONDS: Joi.number().min(0.05).default(10),
+  ARGUS_LEADER_ELECTION_RETRY_PERIOD_SECONDS: Joi.number().min(0.01).default(2),
+  ARGUS_POD_NAME: Joi.string().description("This replica's identity in the Lease (downward API; default hostname)"),
+  // Partial, not strict: the three JSON-valued variables are parsed by a custom rule that joi's typings cannot follow.
+} satisfies Joi.PartialSchemaMap<KubernetesEnv>;
+
+/** Prefixes the kubernetes driver owns: an unknown name under them is a typo, refused at start. */
+export const KUBERNETES_ENV_PREFIXES = ['ARGUS_WORKER_', 'ARGUS_LEADER_ELECTION_'];
+
+/** The kubernetes driver's settings after validation. */
+export interface KubernetesSettings {
+  kubeconfig?: string;
+  watchNamespace?: string;
+  worker: WorkerPodTemplate;
+  leaderElection: {
+    enabled: boolean;
+    leaseName: string;
+    leaseDurationMs: number;
+    renewDeadlineMs: number;
+    retryPeriodMs: number;
+    identity?: string;
+  };
+}
+
+/** Maps validated variables onto KubernetesSettings. */
+export function toKubernetesSettings(env: KubernetesEnv): KubernetesSettings {
+  const envFrom: WorkerPodTemplate['envFrom'] = (env.ARGUS_WORKER_ENV_FROM ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((entry) => {
+      const [kind, name] = entry.split(':');
+      return kind === 'secret' ? { secretRef: { name } } : { configMapRef: { name } };
+    });
+  return {
+    kubeconfig: env.KUBECONFIG,
+    watchNamespace: env.WATCH_NAMESPACE || undefined,
+    worker: {
+      image: env.ARGUS_WORKER_IMAGE,
+      command: env.ARGUS_WORKER_COMMAND.split(/\s+/).filter(Boolean),
+      imagePullPolicy: env.ARGUS_WORKER_IMAGE_PULL_POLICY,
+      nodeSelector: env.ARGUS_WORKER_NODE_SELECTOR,
+      tolerations: env.ARGUS_WORKER_TOLERATIONS,
+      resources: env.ARGUS_WORKER_RESOURCES,
+      serviceAccountName: env.ARGUS_WORKER_SERVICE_ACCOUNT,
+      envFrom,
+      ttlSecondsAfterFinished: env.ARGUS_WORKER_TTL_SECONDS,
+    },
+    leaderElection: {
+      enabled: env.ARGUS_LEADER_ELECTION,
+      leaseName: env.ARGUS_LEADER_ELECTION_LEASE_NAME,
+      leaseDurationMs: Math.round(env.ARGUS_LEADER_ELECTION_LEASE_DURATION_SECONDS * 1000),
+      renewDeadlineMs: Math.round(env.ARGUS_LEADER_ELECTION_RENEW_DEADLINE_SECONDS * 1000),
+      retryPeriodMs: Math.round(env.ARGUS_LEADER_ELECTION_RETRY_PERIOD_SECONDS * 1000),
+      identity: env.ARGUS_POD_NAME,
+    },
+  };
+}
