@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
 import { isProcessAlive } from '../services/lib/process/index.js';
-import { childEnv, spawnArgus, tempDir } from '../test/support/argus-process.js';
+import { spawnArgus, tempDir, upEnv } from '../test/support/argus-process.js';
 
 let data: Awaited<ReturnType<typeof tempDir>>;
 let modelsDir: string;
@@ -14,19 +14,7 @@ afterAll(() => data.remove());
 
 describe('npm start', () => {
   it('stops every service and leaves no node process when npm itself gets SIGTERM', async () => {
-    const npm = spawnArgus(
-      'npm',
-      ['start', '--silent'],
-      childEnv({
-        ARGUS_DATA_DIR: data.dir,
-        ARGUS_MODELS_DIR: modelsDir,
-        ARGUS_ORT_THREADS: '1',
-        MM_DATAPREP_HOST_PORT: '0',
-        ALERT_DISPATCH_PORT: '0',
-        FRAME_ANALYSIS_PORT: '0',
-        CAPTION_QA_PORT: '0',
-      }),
-    );
+    const npm = spawnArgus('npm', ['start', '--silent'], upEnv(data.dir, modelsDir));
     let pid: number | undefined;
     try {
       const up = await npm.waitForRecord((r) => r.message === 'argus is up');

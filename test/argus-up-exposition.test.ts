@@ -2,11 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
-import { childEnv, spawnArgus, tempDir, type ArgusProcess } from './support/argus-process.js';
+import { SERVICES as REGISTRY } from '../bin/services.js';
+import { spawnArgus, tempDir, upEnv, type ArgusProcess } from './support/argus-process.js';
 import { gaugeNames, promtoolCheckMetrics, promtoolInstalled } from './support/promtool.js';
 
 /** The services `argus up` starts. */
-const SERVICES = ['dataprep', 'alert-dispatch', 'frame-analysis', 'caption-qa'];
+/** Every service `argus up` starts. */
+const SERVICES = Object.keys(REGISTRY);
 const CONCURRENT_DISPATCHES = 200;
 
 let data: Awaited<ReturnType<typeof tempDir>>;
@@ -19,17 +21,8 @@ beforeAll(async () => {
   argus = spawnArgus(
     process.execPath,
     ['--import', 'tsx', 'bin/argus.ts', 'up'],
-    childEnv({
-      ARGUS_DATA_DIR: data.dir,
-      ARGUS_MODELS_DIR: await multiPoseModelsDir(),
-      ARGUS_ORT_THREADS: '1',
-      MM_DATAPREP_HOST_PORT: '0',
-      ALERT_DISPATCH_PORT: '0',
-      FRAME_ANALYSIS_PORT: '0',
-      CAPTION_QA_PORT: '0',
-      // Webhook URLs from requests may reach loopback (the closed port below).
-      WEBHOOK_URL_ALLOW: '127.0.0.1/32',
-    }),
+    // Webhook URLs from requests may reach loopback (the closed port below).
+    upEnv(data.dir, await multiPoseModelsDir(), { WEBHOOK_URL_ALLOW: '127.0.0.1/32' }),
   );
   await argus.waitForRecord((r) => r.message === 'argus is up');
   for (const name of SERVICES) {

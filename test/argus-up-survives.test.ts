@@ -9,7 +9,7 @@ import { DATAPREP_SWEEP, isStatusMessageBody } from '../services/dataprep/testin
 import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
 import { FRAME_ANALYSIS_SWEEP, isAnalysisErrorBody } from '../services/frame-analysis/testing/sweep-endpoints.js';
 import { CAPTION_RUNS_SWEEP, isRunsErrorBody } from '../services/caption-runs/testing/sweep-endpoints.js';
-import { childEnv, spawnArgus, tempDir, type ArgusProcess } from './support/argus-process.js';
+import { spawnArgus, tempDir, upEnv, type ArgusProcess } from './support/argus-process.js';
 import { malformedSweep, type ErrorShape, type SweepEndpoint } from './support/malformed-sweep.js';
 
 /** Each service `argus up` starts: its API base path, swept endpoints and error shape. */
@@ -32,17 +32,7 @@ beforeAll(async () => {
   argus = spawnArgus(
     process.execPath,
     ['--import', 'tsx', 'bin/argus.ts', 'up'],
-    childEnv({
-      ARGUS_DATA_DIR: data.dir,
-      ARGUS_MODELS_DIR: await multiPoseModelsDir(),
-      ARGUS_ORT_THREADS: '1',
-      MM_DATAPREP_HOST_PORT: '0',
-      ALERT_DISPATCH_PORT: '0',
-      FRAME_ANALYSIS_PORT: '0',
-      CAPTION_QA_PORT: '0',
-      CAPTION_RUNS_PORT: '0',
-      CAMERA_RULES_PORT: '0',
-    }),
+    upEnv(data.dir, await multiPoseModelsDir()),
   );
   await argus.waitForRecord((r) => r.message === 'argus is up');
   for (const name of Object.keys(SERVICES)) {

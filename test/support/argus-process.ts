@@ -36,6 +36,25 @@ export function childEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ARGUS_LOG_FORMAT: 'json', ...overrides };
 }
 
+/**
+ * The environment of a child `argus up` for a test: `childEnv` with every service on a free port (never the fixed
+ * defaults, which another process may hold), its own data and models directories and one inference thread.
+ */
+export function upEnv(dataDir: string, modelsDir: string, overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return childEnv({
+    ARGUS_DATA_DIR: dataDir,
+    ARGUS_MODELS_DIR: modelsDir,
+    ARGUS_ORT_THREADS: '1',
+    MM_DATAPREP_HOST_PORT: '0',
+    ALERT_DISPATCH_PORT: '0',
+    FRAME_ANALYSIS_PORT: '0',
+    CAPTION_QA_PORT: '0',
+    CAPTION_RUNS_PORT: '0',
+    CAMERA_RULES_PORT: '0',
+    ...overrides,
+  });
+}
+
 /** Spawns `command args` in the repository root with `env`, collecting its stdout as JSON log lines. */
 export function spawnArgus(command: string, args: string[], env: NodeJS.ProcessEnv): ArgusProcess {
   const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
