@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -11,7 +11,9 @@ import { manifestProblems } from '../operator/api/crd-validation.js';
 import type { CustomResourceDefinition } from '../operator/api/crd.js';
 import { loadClusterOperatorConfig } from '../operator/config.js';
 import { loadAlertDispatchConfig } from '../services/alert-dispatch/config.js';
+import { loadCameraRulesConfig } from '../services/camera-rules/config.js';
 import { loadCaptionQaConfig } from '../services/caption-qa/config.js';
+import { loadCaptionRunsConfig } from '../services/caption-runs/config.js';
 import { loadDataprepConfig } from '../services/dataprep/config.js';
 import { loadFrameAnalysisConfig } from '../services/frame-analysis/config.js';
 import { INGEST_WORKER_RULES, leaderElectionRules, OPERATOR_RULES } from '../operator/drivers/kubernetes/rbac.js';
@@ -24,6 +26,8 @@ const run = promisify(execFile);
 const template = renderChart;
 let helm: string;
 let env: NodeJS.ProcessEnv;
+/** The services `argus serve` knows (bin/services.ts), as the chart's refusals list them. */
+const KNOWN_SERVICES = Object.keys(SERVICES).sort().join(', ');
 
 beforeAll(async () => {
   ({ binary: helm, env } = await helmTool());
@@ -141,7 +145,10 @@ describe('the helm chart', () => {
   it('leaves the CRDs out with crds.enabled=false, and lets them go with crds.keep=false', async () => {
     expect((await template('crds.enabled=false')).filter((m) => m.kind === 'CustomResourceDefinition')).toEqual([]);
     const loose = (await template('crds.keep=false')).filter((m) => m.kind === 'CustomResourceDefinition');
-    expect(loose).toHaveLength(3);
+    // Every CRD `npm run crds` writes to crds/.
+    const crds = (await readdir(path.join(repoRoot, 'crds'))).filter((f) => f.endsWith('.argus.dev.yaml'));
+    expect(crds.length).toBeGreaterThan(0);
+    expect(loose.map((m) => `${m.metadata.name}.yaml`).sort()).toEqual(crds.sort());
     for (const crd of loose) expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBeUndefined();
   });
 
@@ -324,12 +331,18 @@ describe('the helm chart', () => {
 
   it('runs one Deployment and Service per enabled service, listening on the pod IP, in kubernetes mode', async () => {
     const manifests = await template();
-    for (const [service, port, health] of [
-      ['dataprep', 6007, '/v1/dataprep/health'],
-      ['alert-dispatch', 8000, '/api/v1/health'],
-      ['frame-analysis', 8085, '/api/v1/health'],
-      ['caption-qa', 4172, '/api/health'],
-    ] as const) {
+    const facts: Record<string, [port: number, health: string]> = {
+      dataprep: [6007, '/v1/dataprep/health'],
+      'alert-dispatch': [8000, '/api/v1/health'],
+      'frame-analysis': [8085, '/api/v1/health'],
+      'caption-qa': [4172, '/api/health'],
+      'caption-runs': [4173, '/api/health'],
+      // Routes at the root (no base path): health is /health, not //health.
+      'camera-rules': [8001, '/health'],
+    };
+    // One row per service of the registry: a new service must be given its facts here.
+    expect(Object.keys(facts).sort()).toEqual(Object.keys(SERVICES).sort());
+    for (const [service, [port, health]] of Object.entries(facts)) {
       const deployment = find(manifests, 'Deployment', `rel-argus-${service}`);
       const container = deployment?.spec.template.spec.containers[0];
       expect(container.args).toEqual(['serve', service]);
@@ -355,6 +368,12 @@ describe('the helm chart', () => {
     const captionQa = loadCaptionQaConfig(podEnv(manifests, 'caption-qa'));
     expect(captionQa).toMatchObject({ host: '0.0.0.0', port: 4172, dataDir: '/var/lib/argus/data/caption-qa' });
     expect(captionQa.vectors.backend).toBe('lancedb');
+    const captionRuns = loadCaptionRunsConfig(podEnv(manifests, 'caption-runs'));
+    expect(captionRuns).toMatchObject({ host: '0.0.0.0', port: 4173 });
+    expect(captionRuns.platform).toMatchObject({ controlPlane: 'kubernetes', namespace: 'argus' });
+    const cameraRules = loadCameraRulesConfig(podEnv(manifests, 'camera-rules'));
+    expect(cameraRules).toMatchObject({ host: '0.0.0.0', port: 8001, dataDir: '/var/lib/argus/data/camera-rules' });
+    expect(cameraRules.platform).toMatchObject({ controlPlane: 'kubernetes', namespace: 'argus' });
 
     const without = await template('services.alert-dispatch.enabled=false');
     expect(find(without, 'Deployment', 'rel-argus-alert-dispatch')).toBeUndefined();
@@ -453,13 +472,54 @@ describe('the helm chart', () => {
     );
   });
 
+  it("configures camera-rules and caption-runs for the cluster from values.yaml's examples, through their loaders", async () => {
+    const manifests = await template(
+      'services.camera-rules.env.CAMERA_RULES_FRIGATE_URL=http://frigate:5000',
+      'services.camera-rules.env.MQTT_BROKER=mqtt://mosquitto:1883',
+      'services.camera-rules.env.CAMERA_RULES_DATAPREP_URL=http://rel-argus-dataprep:6007/v1/dataprep',
+      'services.camera-rules.env.CAMERA_RULES_ALERT_DISPATCH_URL=http://rel-argus-alert-dispatch:8000/api/v1',
+      'services.camera-rules.env.VLM_BASE_URL=http://vllm:8000/v1',
+      'services.camera-rules.envFromSecret=camera-rules-keys',
+      'services.caption-runs.env.VLM_BASE_URL=http://vllm:8000/v1',
+      'services.caption-runs.env.VLM_MODEL=qwen2.5-vl-7b-instruct',
+      'services.caption-runs.env.CAPTION_RUNS_RTSP_ALLOW=10.0.0.0/8\\,cameras.lan',
+      'services.caption-runs.envFromSecret=vlm-key',
+    );
+    const cameraRules = loadCameraRulesConfig(podEnv(manifests, 'camera-rules'));
+    expect(cameraRules.recorder).toMatchObject({
+      kind: 'frigate',
+      url: 'http://frigate:5000',
+      mqttBroker: 'mqtt://mosquitto:1883',
+      topicPrefix: 'frigate',
+    });
+    expect(cameraRules.vlm?.baseUrl).toBe('http://vllm:8000/v1');
+    // The URLs of the examples are the chart's own Services, on their ports.
+    for (const [url, service] of [
+      [cameraRules.dataprepUrl, 'dataprep'],
+      [cameraRules.alertDispatchUrl, 'alert-dispatch'],
+    ]) {
+      const { hostname, port } = new URL(url);
+      expect(hostname).toBe(`rel-argus-${service}`);
+      expect(find(manifests, 'Service', hostname)?.spec.ports[0].port).toBe(Number(port));
+    }
+    expect(
+      find(manifests, 'Deployment', 'rel-argus-camera-rules')?.spec.template.spec.containers[0].envFrom,
+    ).toContainEqual({ secretRef: { name: 'camera-rules-keys' } });
+    const captionRuns = loadCaptionRunsConfig(podEnv(manifests, 'caption-runs'));
+    expect(captionRuns.vlm).toMatchObject({ baseUrl: 'http://vllm:8000/v1', model: 'qwen2.5-vl-7b-instruct' });
+    expect(captionRuns.rtspAllow?.entries).toEqual(['10.0.0.0/8', 'cameras.lan']);
+  });
+
   it('routes each enabled service under its base path, the overlapping ones on hosts of their own', async () => {
     expect((await template()).filter((m) => m.kind === 'Ingress')).toEqual([]);
     const ingress = find(await template('ingress.enabled=true', 'ingress.host=argus.test'), 'Ingress', 'rel-argus');
     expect(routesOf(ingress)).toEqual([
       ['argus.test', '/api/v1', 'Prefix', 'rel-argus-alert-dispatch'],
       ['argus.test', '/v1/dataprep', 'Prefix', 'rel-argus-dataprep'],
+      // Routes at the root: the whole host.
+      ['camera-rules.argus.example.com', '/', 'Prefix', 'rel-argus-camera-rules'],
       ['caption-qa.argus.example.com', '/api', 'Prefix', 'rel-argus-caption-qa'],
+      ['caption-runs.argus.example.com', '/api', 'Prefix', 'rel-argus-caption-runs'],
       ['frame-analysis.argus.example.com', '/api/v1', 'Prefix', 'rel-argus-frame-analysis'],
     ]);
   });
@@ -472,8 +532,10 @@ describe('the helm chart', () => {
       'ingress.hosts.alert-dispatch=alerts.test',
       'ingress.hosts.frame-analysis=poses.test',
       'ingress.hosts.caption-qa=qa.test',
+      'ingress.hosts.caption-runs=runs.test',
+      'ingress.hosts.camera-rules=rules.test',
       'ingress.tls[0].secretName=argus-tls',
-      'ingress.tls[0].hosts={media.test,alerts.test,poses.test,qa.test}',
+      'ingress.tls[0].hosts={media.test,alerts.test,poses.test,qa.test,runs.test,rules.test}',
     );
     const ingress = find(manifests, 'Ingress', 'rel-argus');
     expect(routesOf(ingress)).toEqual([
@@ -481,6 +543,8 @@ describe('the helm chart', () => {
       ['media.test', '/v1/dataprep', 'Prefix', 'rel-argus-dataprep'],
       ['poses.test', '/api/v1', 'Prefix', 'rel-argus-frame-analysis'],
       ['qa.test', '/api', 'Prefix', 'rel-argus-caption-qa'],
+      ['rules.test', '/', 'Prefix', 'rel-argus-camera-rules'],
+      ['runs.test', '/api', 'Prefix', 'rel-argus-caption-runs'],
     ]);
     expect(ingress?.spec).toMatchObject({ ingressClassName: 'nginx', tls: [{ secretName: 'argus-tls' }] });
     // Every backend is a Service the chart made, on the port named http.
@@ -506,7 +570,23 @@ describe('the helm chart', () => {
     expect(routesOf(ingress)).toEqual([
       ['argus.example.com', '/api', 'Prefix', 'rel-argus-caption-qa'],
       ['argus.example.com', '/v1/dataprep', 'Prefix', 'rel-argus-dataprep'],
+      ['camera-rules.argus.example.com', '/', 'Prefix', 'rel-argus-camera-rules'],
+      ['caption-runs.argus.example.com', '/api', 'Prefix', 'rel-argus-caption-runs'],
     ]);
+  });
+
+  it('lets a service at the root have the shared host when it is the only service there', async () => {
+    const others = Object.keys(SERVICES).filter((s) => s !== 'camera-rules');
+    const ingress = find(
+      await template(
+        'ingress.enabled=true',
+        'ingress.hosts.camera-rules=',
+        ...others.map((s) => `services.${s}.enabled=false`),
+      ),
+      'Ingress',
+      'rel-argus',
+    );
+    expect(routesOf(ingress)).toEqual([['argus.example.com', '/', 'Prefix', 'rel-argus-camera-rules']]);
   });
 
   it.each([
@@ -528,13 +608,31 @@ describe('the helm chart', () => {
       'ingress: caption-qa (/api) and frame-analysis (/api/v1) would share paths on host api.test: ' +
         'give one of them a host of its own (ingress.hosts.caption-qa or ingress.hosts.frame-analysis)',
     ],
+    [
+      'two services with the same base path, /api',
+      ['ingress.hosts.caption-runs=caption-qa.argus.example.com'],
+      'ingress: caption-qa (/api) and caption-runs (/api) would share paths on host caption-qa.argus.example.com: ' +
+        'give one of them a host of its own (ingress.hosts.caption-qa or ingress.hosts.caption-runs)',
+    ],
+    [
+      'a service at the root on the shared host',
+      ['ingress.hosts.camera-rules='],
+      'ingress: alert-dispatch (/api/v1) and camera-rules (/) would share paths on host argus.example.com: ' +
+        'give one of them a host of its own (ingress.hosts.alert-dispatch or ingress.hosts.camera-rules)',
+    ],
+    [
+      'a service at the root beside one other service',
+      ['ingress.hosts.camera-rules=caption-runs.argus.example.com'],
+      'ingress: camera-rules (/) and caption-runs (/api) would share paths on host caption-runs.argus.example.com: ' +
+        'give one of them a host of its own (ingress.hosts.camera-rules or ingress.hosts.caption-runs)',
+    ],
   ])('refuses two enabled services whose paths overlap on one host (%s), naming them', async (_name, set, message) => {
     await expect(template('ingress.enabled=true', ...set)).rejects.toThrow(message);
   });
 
   it('refuses an ingress host for a service it does not know, and a service without any host', async () => {
     await expect(template('ingress.enabled=true', 'ingress.hosts.pose-tracker=x.test')).rejects.toThrow(
-      /ingress\.hosts\.pose-tracker: unknown service \(known: alert-dispatch, caption-qa, dataprep, frame-analysis\)/,
+      `ingress.hosts.pose-tracker: unknown service (known: ${KNOWN_SERVICES})`,
     );
     await expect(template('ingress.enabled=true', 'ingress.host=')).rejects.toThrow(
       'ingress: services.alert-dispatch has no host: set ingress.hosts.alert-dispatch or ingress.host',
@@ -544,7 +642,7 @@ describe('the helm chart', () => {
   it('refuses a service it does not know, naming it, enabled or not', async () => {
     for (const enabled of ['true', 'false'])
       await expect(template(`services.pose-tracker.enabled=${enabled}`)).rejects.toThrow(
-        /services\.pose-tracker: unknown service \(known: alert-dispatch, caption-qa, dataprep, frame-analysis\)/,
+        `services.pose-tracker: unknown service (known: ${KNOWN_SERVICES})`,
       );
   });
 

@@ -71,8 +71,10 @@ ARGUS_CONTROL_PLANE: kubernetes
 {{- end -}}
 
 {{/*
-What the chart knows of each service: its port, base path (the ingress routes it; health is <basePath>/health), the
-variables that make it listen on the pod IP, and its probes (startupProbe covers what a service does before it listens).
+What the chart knows of each service: its port, base path ("" for a service whose routes are at the root), the
+variables that make it listen on the pod IP, and its probes (startupProbe covers what a service does before it
+listens). argus.service derives from the base path the probes' healthPath (<basePath>/health, /health at the root)
+and the ingress routePath (the base path, / at the root).
 */}}
 {{- define "argus.serviceFacts" -}}
 dataprep:
@@ -103,9 +105,28 @@ caption-qa:
   portVariable: CAPTION_QA_PORT
   # Imports and loads both embedders before it listens (CAPTION_QA_PRELOAD_MODELS).
   startup: { periodSeconds: 5, failureThreshold: 24 }
+caption-runs:
+  port: 4173
+  basePath: /api
+  hostVariable: CAPTION_RUNS_HOST
+  portVariable: CAPTION_RUNS_PORT
+  # Loads no model before it listens (runs are resources; the caption workers do the inference).
+  startup: { periodSeconds: 5, failureThreshold: 24 }
+camera-rules:
+  # 8001, not the contract's 8000: embedded, alert-dispatch has 8000 in the same process.
+  port: 8001
+  # The contract's paths are at the root (/cameras, /rules/, /watchers/…): health is /health, the route is /.
+  basePath: ""
+  hostVariable: CAMERA_RULES_HOST
+  portVariable: CAMERA_RULES_PORT
+  # Opens the recorder (Frigate's HTTP client, its MQTT feed) before it listens; loads no model.
+  startup: { periodSeconds: 5, failureThreshold: 24 }
 {{- end -}}
 
-{{/* One service's facts, failing on a service the chart does not know: pass (list $ "name" ["values.key"]). */}}
+{{/*
+One service's facts with its healthPath and routePath, failing on a service the chart does not know:
+pass (list $ "name" ["values.key"]).
+*/}}
 {{- define "argus.service" -}}
 {{- $facts := include "argus.serviceFacts" (index . 0) | fromYaml -}}
 {{- $name := index . 1 -}}
@@ -114,7 +135,11 @@ caption-qa:
 {{- if not (hasKey $facts $name) -}}
 {{- fail (printf "%s.%s: unknown service (known: %s)" $where $name (keys $facts | sortAlpha | join ", ")) -}}
 {{- end -}}
-{{- index $facts $name | toYaml -}}
+{{- $service := index $facts $name -}}
+{{- $base := $service.basePath | default "" | trimSuffix "/" -}}
+{{- $_ := set $service "healthPath" (printf "%s/health" $base) -}}
+{{- $_ := set $service "routePath" ($base | default "/") -}}
+{{- $service | toYaml -}}
 {{- end -}}
 
 {{/* The rules of one generated rule file (files/rbac/<name>.yaml, npm run chart:rbac); empty when absent. */}}

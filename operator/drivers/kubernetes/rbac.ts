@@ -14,8 +14,9 @@ export interface PolicyRule {
  * nothing more: the IngestJob controller lists and watches IngestJobs (reads come from that cache; a live get only
  * after its own write or a conflict) and deletes finished ones (retention); status goes through the status
  * subresource (PUT); blockOwnerDeletion on the Jobs needs `update` on the owner's finalizers; the Job driver creates,
- * lists and watches Jobs (reads come from that cache) and deletes them. No code touches CameraWatchers or
- * CaptionRuns, writes spec or metadata, or patches, today: add the rules with the code that needs them.
+ * lists and watches Jobs (reads come from that cache) and deletes them. No operator code touches CameraRules,
+ * CameraWatchers or CaptionRuns (their controllers do not exist yet), writes spec or metadata, or patches, today: add
+ * the rules with the code that needs them.
  */
 export const OPERATOR_RULES: PolicyRule[] = [
   { apiGroups: [GROUP], resources: ['ingestjobs'], verbs: ['get', 'list', 'watch', 'delete'] },
@@ -55,6 +56,26 @@ export const INGEST_WORKER_RULES: PolicyRule[] = [
  */
 export const DATAPREP_RULES: PolicyRule[] = [
   { apiGroups: [GROUP], resources: ['ingestjobs'], verbs: ['create', 'get', 'update'] },
+];
+
+/**
+ * What camera-rules calls with ARGUS_CONTROL_PLANE=kubernetes: RuleBook (rules/rule-book.ts) creates, lists, reads
+ * and deletes CameraRules; WatcherBook (watchers/watcher-book.ts) reads, updates (spec.enabled, conflict retry) and
+ * creates CameraWatchers and lists them for the mapping. CameraRule status (claims, results) is written by the
+ * camera-watcher worker's event handler, never by the service.
+ */
+export const CAMERA_RULES_RULES: PolicyRule[] = [
+  { apiGroups: [GROUP], resources: ['camerarules'], verbs: ['create', 'get', 'list', 'delete'] },
+  { apiGroups: [GROUP], resources: ['camerawatchers'], verbs: ['create', 'get', 'list', 'update'] },
+];
+
+/**
+ * What caption-runs calls with ARGUS_CONTROL_PLANE=kubernetes: CaptionRuns (runs/caption-runs.ts) lists runs (also
+ * for the duplicate check), creates one per start, reads one by runId and stops it by setting spec.stopRequested
+ * (update, conflict retry); it never deletes one (the CaptionRun controller's retention does).
+ */
+export const CAPTION_RUNS_RULES: PolicyRule[] = [
+  { apiGroups: [GROUP], resources: ['captionruns'], verbs: ['create', 'get', 'list', 'update'] },
 ];
 
 /**
