@@ -1,3 +1,4 @@
+import { loadAlertDispatchConfig } from '../services/alert-dispatch/config.js';
 /**
  * Alert dispatch: (1) throughput and latency of `POST /api/v1/actions/execute` with `log_alert` against a bare Koa
  * JSON endpoint (koa-body + @koa/router, no kit middleware) in the same run; (2) fan-out delay of `alert_action`
@@ -26,6 +27,9 @@ import Router from '@koa/router';
 import Joi from 'joi';
 import type { Logger } from '../services/lib/log/index.js';
 import { koaBody } from 'koa-body';
+
+/** The arguments startAlertDispatch takes for `env`: its validated configuration and the environment itself. */
+const configured = (env: NodeJS.ProcessEnv) => [loadAlertDispatchConfig(env), env] as const;
 
 const THROUGHPUT_CONNECTIONS = 32;
 const THROUGHPUT_WARMUP_MS = 500;
@@ -453,7 +457,7 @@ export default async function run(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'alert-dispatch-bench-'));
   const logger = createLogger({ service: 'alert-dispatch', level: 'warn' });
   const service = await startAlertDispatch(
-    { ALERT_DISPATCH_HOST: '127.0.0.1', ALERT_DISPATCH_PORT: '0', ARGUS_DATA_DIR: dataDir },
+    ...configured({ ALERT_DISPATCH_HOST: '127.0.0.1', ALERT_DISPATCH_PORT: '0', ARGUS_DATA_DIR: dataDir }),
     logger,
   );
   // A second instance whose log_alert lines are written: JSON at info into a file, with a synchronous write per
@@ -466,7 +470,11 @@ export default async function run(): Promise<void> {
     },
   });
   const logging = await startAlertDispatch(
-    { ALERT_DISPATCH_HOST: '127.0.0.1', ALERT_DISPATCH_PORT: '0', ARGUS_DATA_DIR: path.join(dataDir, 'logging') },
+    ...configured({
+      ALERT_DISPATCH_HOST: '127.0.0.1',
+      ALERT_DISPATCH_PORT: '0',
+      ARGUS_DATA_DIR: path.join(dataDir, 'logging'),
+    }),
     createLogger({
       service: 'alert-dispatch',
       level: 'info',

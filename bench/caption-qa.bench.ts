@@ -232,7 +232,10 @@ export default async function run(): Promise<void> {
     roles: ['textEmbedder'],
   });
   const agent = new http.Agent({ keepAlive: true, maxSockets: INGEST_CLIENTS });
-  const service = await startCaptionQa(env, createLogger({ service: 'caption-qa', level: 'warn', json: true }));
+  const service = await startCaptionQa(
+    loadCaptionQaConfig(env),
+    createLogger({ service: 'caption-qa', level: 'warn', json: true }),
+  );
   let store: LanceDbVectorStore | undefined;
   try {
     if (config.vectors.backend !== 'lancedb') throw new Error('the benchmark runs on embedded LanceDB');

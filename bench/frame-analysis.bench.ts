@@ -1,3 +1,4 @@
+import { loadFrameAnalysisConfig } from '../services/frame-analysis/config.js';
 /**
  * Frame analysis: `POST /api/v1/analyze/batch` with 3 frames of 1280×720 JPEG and no VLM, p50 and p99 over 100
  * sequential requests, against the bare pose-model time for the same 3 frames measured in the same run, in
@@ -114,7 +115,7 @@ export default async function run(): Promise<void> {
 
   const bare = await openBareModel(jpegs);
   const service = await startFrameAnalysis(
-    { ARGUS_MODELS_DIR: modelsDir, FRAME_ANALYSIS_PORT: '0', ARGUS_ORT_THREADS: '2' },
+    loadFrameAnalysisConfig({ ARGUS_MODELS_DIR: modelsDir, FRAME_ANALYSIS_PORT: '0', ARGUS_ORT_THREADS: '2' }),
     createLogger({ service: 'frame-analysis', level: 'warn', json: true }),
   );
   const url = new URL('/api/v1/analyze/batch', service.url);

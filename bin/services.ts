@@ -43,31 +43,31 @@ export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
   },
   'alert-dispatch': async () => {
     const { alertDispatchSettings, loadAlertDispatchConfig } = await import('../services/alert-dispatch/config.js');
-    const { startAlertDispatchFrom } = await import('../services/alert-dispatch/main.js');
+    const { startAlertDispatch } = await import('../services/alert-dispatch/main.js');
     return {
       settings: alertDispatchSettings,
       loadConfig: loadAlertDispatchConfig,
-      start: (config, { env, logger }) => startAlertDispatchFrom(config, env, logger),
+      start: (config, { env, logger }) => startAlertDispatch(config, env, logger),
     };
   },
   // Ignores the control plane: every analysis is answered within its request.
   'frame-analysis': async () => {
     const { frameAnalysisSettings, loadFrameAnalysisConfig } = await import('../services/frame-analysis/config.js');
-    const { startFrameAnalysisFrom } = await import('../services/frame-analysis/main.js');
+    const { startFrameAnalysis } = await import('../services/frame-analysis/main.js');
     return {
       settings: frameAnalysisSettings,
       loadConfig: loadFrameAnalysisConfig,
-      start: (config, { logger }) => startFrameAnalysisFrom(config, logger),
+      start: (config, { logger }) => startFrameAnalysis(config, logger),
     };
   },
   // Ignores the control plane: captions are stored and questions answered within their requests.
   'caption-qa': async () => {
     const { captionQaSettings, loadCaptionQaConfig } = await import('../services/caption-qa/config.js');
-    const { startCaptionQaFrom } = await import('../services/caption-qa/main.js');
+    const { startCaptionQa } = await import('../services/caption-qa/main.js');
     return {
       settings: captionQaSettings,
       loadConfig: loadCaptionQaConfig,
-      start: (config, { logger }) => startCaptionQaFrom(config, logger),
+      start: (config, { logger }) => startCaptionQa(config, logger),
     };
   },
   // Runs are CaptionRun resources in the control plane; the service only writes and reads them.
@@ -83,11 +83,11 @@ export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
   // Rules and watchers are resources (CameraRule, CameraWatcher) in the control plane, shared by every replica.
   'camera-rules': async () => {
     const { cameraRulesSettings, loadCameraRulesConfig } = await import('../services/camera-rules/config.js');
-    const { startCameraRulesFrom } = await import('../services/camera-rules/main.js');
+    const { startCameraRules } = await import('../services/camera-rules/main.js');
     return {
       settings: cameraRulesSettings,
       loadConfig: loadCameraRulesConfig,
-      start: (config, { logger, controlPlane }) => startCameraRulesFrom(config, controlPlane, logger),
+      start: (config, { logger, controlPlane }) => startCameraRules(config, controlPlane, logger),
     };
   },
 };

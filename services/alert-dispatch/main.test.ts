@@ -11,6 +11,9 @@ import { startTestBroker, type TestBroker } from './testing/mqtt-broker.js';
 import { startWebhookReceiver, type WebhookReceiver } from './testing/webhook-receiver.js';
 import { fixtureImage } from '../../test/support/fixtures.js';
 
+/** The arguments startAlertDispatch takes for `env`: its validated configuration and the environment itself. */
+const configured = (env: NodeJS.ProcessEnv) => [loadAlertDispatchConfig(env), env] as const;
+
 const logger = createLogger({ service: 'test', level: 'error', json: true });
 
 /** Reads SSE frames from a fetch body until `predicate` matches one (bounded by the test time-out). */
@@ -57,7 +60,7 @@ describe('startAlertDispatch (embedded service, every part real)', () => {
       'subscriptions:\n  - alert_name: intrusion\n    tools: [capture_snapshot, trigger_webhook, publish_mqtt, log_alert]\n',
     );
     service = await startAlertDispatch(
-      {
+      ...configured({
         ALERT_DISPATCH_PORT: '0',
         ARGUS_DATA_DIR: dir,
         ALERT_SUBSCRIPTIONS_FILE: path.join(dir, 'subs.yaml'),
@@ -67,7 +70,7 @@ describe('startAlertDispatch (embedded service, every part real)', () => {
         LLM_API_KEY: 'sk-never-logged',
         LLM_TIMEOUT_MS: '2000',
         PATH: process.env.PATH,
-      },
+      }),
       logger,
     );
   });
@@ -153,9 +156,10 @@ describe('startAlertDispatch (embedded service, every part real)', () => {
   });
 
   it('refuses to start with an invalid configuration, naming every problem', async () => {
-    await expect(
-      startAlertDispatch({ ALERT_DISPATCH_PORT: 'x', WEBHOOK_URL: 'ftp://nope', ALERT_TYPO: '1' }, logger),
-    ).rejects.toThrow(/ALERT_TYPO is not a known setting[\s\S]*ALERT_DISPATCH_PORT[\s\S]*WEBHOOK_URL/);
+    // The configuration is refused before anything starts (argus up and serve load it first, then start).
+    expect(() => configured({ ALERT_DISPATCH_PORT: 'x', WEBHOOK_URL: 'ftp://nope', ALERT_TYPO: '1' })).toThrow(
+      /ALERT_TYPO is not a known setting[\s\S]*ALERT_DISPATCH_PORT[\s\S]*WEBHOOK_URL/,
+    );
   });
 
   it('serves every route under the /api/v1 base path and documents it so', async () => {
@@ -231,14 +235,14 @@ describe('shutdown while the language model hangs', () => {
   function startWithHangingModel(drainGraceMs: string) {
     llm.behaviour = { kind: 'hang' };
     return startAlertDispatch(
-      {
+      ...configured({
         ALERT_DISPATCH_PORT: '0',
         ARGUS_DATA_DIR: dir,
         WEBHOOK_URL: hook.url,
         LLM_BASE_URL: llm.baseUrl,
         LLM_TIMEOUT_MS: '300000', // the model would hold the dispatch (and close) for five minutes
         ALERT_DRAIN_GRACE_MS: drainGraceMs,
-      },
+      }),
       logger,
     );
   }

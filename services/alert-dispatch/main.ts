@@ -1,8 +1,7 @@
-import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { listen, type StopOptions } from '../lib/http/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
 import { API_BASE_PATH, createApp } from './app.js';
-import { loadAlertDispatchConfig, type AlertDispatchConfig } from './config.js';
+import type { AlertDispatchConfig } from './config.js';
 import { ToolAgent } from './dispatch/agent.js';
 import { DedupStore } from './dispatch/dedup.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
@@ -26,21 +25,12 @@ export interface RunningAlertDispatch {
 }
 
 /**
- * Starts the alert dispatch service from `env`: loads subscriptions (and watches the file), connects MCP servers,
- * listens, attaches the WebSocket stream. close() stops intake, lets dispatches finish for the drain grace, then
- * aborts what still runs (tools, back-offs, model calls; queued alerts are dropped), closes streams, MCP and MQTT.
- * The process's control plane (third argument) is not used: alert-dispatch has no resources yet.
+ * Starts the alert dispatch service from its validated configuration (`env` fills `${NAME}` in the MCP file): loads
+ * subscriptions (and watches the file), connects MCP servers, listens, attaches the WebSocket stream. close() stops
+ * intake, lets dispatches finish for the drain grace, then aborts what still runs (tools, back-offs, model calls;
+ * queued alerts are dropped), closes streams, MCP and MQTT.
  */
 export async function startAlertDispatch(
-  env: NodeJS.ProcessEnv,
-  logger?: Logger,
-  _controlPlane?: ServiceControlPlane,
-): Promise<RunningAlertDispatch> {
-  return startAlertDispatchFrom(loadAlertDispatchConfig(env), env, logger);
-}
-
-/** Starts the service from its validated configuration, as startAlertDispatch; `env` fills `${NAME}` in the MCP file. */
-export async function startAlertDispatchFrom(
   config: AlertDispatchConfig,
   env: NodeJS.ProcessEnv,
   logger?: Logger,

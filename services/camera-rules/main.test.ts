@@ -1,3 +1,4 @@
+import { loadCameraRulesConfig } from './config.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,7 +42,11 @@ afterAll(async () => {
 describe('startCameraRules', () => {
   it('starts on the directory recorder by default and stops cleanly', async () => {
     const service = await startCameraRules(
-      { ARGUS_DATA_DIR: dir, CAMERA_RULES_PORT: '0', CAMERA_RULES_DATAPREP_URL: 'http://127.0.0.1:1/v1/dataprep' },
+      loadCameraRulesConfig({
+        ARGUS_DATA_DIR: dir,
+        CAMERA_RULES_PORT: '0',
+        CAMERA_RULES_DATAPREP_URL: 'http://127.0.0.1:1/v1/dataprep',
+      }),
       controlPlane,
       logger,
     );
@@ -77,12 +82,12 @@ describe('startCameraRules', () => {
 
   it('uses Frigate when its URL is set, with its broker in health', async () => {
     const service = await startCameraRules(
-      {
+      loadCameraRulesConfig({
         ARGUS_DATA_DIR: dir,
         CAMERA_RULES_PORT: '0',
         CAMERA_RULES_FRIGATE_URL: frigate.url,
         MQTT_BROKER: broker.url,
-      },
+      }),
       controlPlane,
       logger,
     );

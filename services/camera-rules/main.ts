@@ -3,7 +3,7 @@ import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { listen, type StopOptions } from '../lib/http/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
 import { createApp } from './app.js';
-import { loadCameraRulesConfig, type CameraRulesConfig } from './config.js';
+import type { CameraRulesConfig } from './config.js';
 import { httpProbe } from './health/reachability.js';
 import { openRuntime } from './runtime/runtime.js';
 import { watcherOf } from './watcher/start-camera-watcher.js';
@@ -16,21 +16,12 @@ export interface RunningCameraRules {
   close(options?: StopOptions): Promise<void>;
 }
 
-/** Starts camera-rules from `env`: validates the configuration, opens the recorder, listens. */
-export async function startCameraRules(
-  env: NodeJS.ProcessEnv,
-  controlPlane: ServiceControlPlane,
-  logger?: Logger,
-): Promise<RunningCameraRules> {
-  return startCameraRulesFrom(loadCameraRulesConfig(env), controlPlane, logger);
-}
-
 /**
  * Starts the service from its validated configuration: the recorder adapter the configuration names (Frigate when
  * CAMERA_RULES_FRIGATE_URL is set, else the recordings directory), the rules in the control plane's store, health
  * probes of dataprep and alert-dispatch, then listens on CAMERA_RULES_HOST:CAMERA_RULES_PORT.
  */
-export async function startCameraRulesFrom(
+export async function startCameraRules(
   config: CameraRulesConfig,
   controlPlane: ServiceControlPlane,
   logger?: Logger,

@@ -1,3 +1,4 @@
+import { loadCaptionQaConfig } from './config.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,7 +24,7 @@ afterAll(async () => {
 
 describe('startCaptionQa', () => {
   it('serves embedded and keeps captions and the names of their sources across a restart', async () => {
-    const first = await startCaptionQa(env, logger);
+    const first = await startCaptionQa(loadCaptionQaConfig(env), logger);
     try {
       expect((await (await fetch(`${first.url}/api/health`)).json()).status).toBe('healthy');
       const stored = await postJson(`${first.url}/api/embeddings`, {
@@ -34,7 +35,7 @@ describe('startCaptionQa', () => {
     } finally {
       await first.close();
     }
-    const second = await startCaptionQa(env, logger);
+    const second = await startCaptionQa(loadCaptionQaConfig(env), logger);
     try {
       const response = await postJson(`${second.url}/api/chat`, { input: 'what did the loading dock camera see?' });
       const sources = parseEventStream(await response.text()).find((e) => 'event' in e && e.event === 'sources');
@@ -47,8 +48,7 @@ describe('startCaptionQa', () => {
   }, 120_000);
 
   it('refuses to start with an invalid configuration, listing the problem', async () => {
-    await expect(startCaptionQa({ ...env, CAPTION_QA_TIME_ZONE: 'Nowhere/Else' }, logger)).rejects.toBeInstanceOf(
-      ConfigError,
-    );
+    // The configuration is refused before anything starts (argus up and serve load it first, then start).
+    expect(() => loadCaptionQaConfig({ ...env, CAPTION_QA_TIME_ZONE: 'Nowhere/Else' })).toThrow(ConfigError);
   });
 });

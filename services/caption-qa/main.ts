@@ -6,7 +6,7 @@ import { createLogger, type Logger } from '../lib/log/index.js';
 import { createObjectStore } from '../lib/storage/index.js';
 import { openVectorTable, type VectorStore } from '../lib/vectors/index.js';
 import { createApp } from './app.js';
-import { loadCaptionQaConfig, type CaptionQaConfig, type CaptionQaVectorConfig } from './config.js';
+import type { CaptionQaConfig, CaptionQaVectorConfig } from './config.js';
 import { KeptFrames } from './frames/kept-frames.js';
 import { RetentionSweeper } from './frames/retention.js';
 import { SourceRegistry } from './sources/known-sources.js';
@@ -36,16 +36,11 @@ function openVectors(
 }
 
 /**
- * Starts caption-qa from `env`: validates the configuration, imports the two embedders on first use, opens the
- * frame store, the caption and frame vector collections and the source registry, starts frame retention, listens on
+ * Starts caption-qa from its validated configuration: imports the two embedders on first use, opens the frame store,
+ * the caption and frame vector collections and the source registry, starts frame retention, listens on
  * CAPTION_QA_HOST:CAPTION_QA_PORT.
  */
-export async function startCaptionQa(env: NodeJS.ProcessEnv, logger?: Logger): Promise<RunningCaptionQa> {
-  return startCaptionQaFrom(loadCaptionQaConfig(env), logger);
-}
-
-/** Starts the service from its validated configuration, as startCaptionQa. */
-export async function startCaptionQaFrom(config: CaptionQaConfig, logger?: Logger): Promise<RunningCaptionQa> {
+export async function startCaptionQa(config: CaptionQaConfig, logger?: Logger): Promise<RunningCaptionQa> {
   const { platform } = config;
   const log = logger ?? createLogger({ service: 'caption-qa', level: platform.logLevel, json: platform.logJson });
   const wanted: string[] = [DEFAULT_MODEL_NAMES.imageEmbedder, DEFAULT_MODEL_NAMES.textEmbedder];

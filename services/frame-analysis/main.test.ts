@@ -1,3 +1,4 @@
+import { loadFrameAnalysisConfig } from './config.js';
 /**
  * @jest-environment ./services/lib/inference/onnx-test-environment.ts
  */
@@ -20,12 +21,12 @@ beforeAll(async () => {
 describe('startFrameAnalysis (embedded)', () => {
   it('serves health naming the pose model and the VLM, plus docs, OpenAPI and metrics', async () => {
     const service = await startFrameAnalysis(
-      {
+      loadFrameAnalysisConfig({
         ARGUS_MODELS_DIR: modelsDir,
         FRAME_ANALYSIS_PORT: '0',
         VLM_BASE_URL: 'http://127.0.0.1:9/v1',
         VLM_MODEL: 'some-vlm',
-      },
+      }),
       logger,
     );
     try {
@@ -55,7 +56,11 @@ describe('startFrameAnalysis (embedded)', () => {
     const file = path.join(dir, 'patterns.yaml');
     await writeFile(file, 'version: 2\npatterns:\n  - id: Bad-Id\n');
     const error = await startFrameAnalysis(
-      { ARGUS_MODELS_DIR: modelsDir, FRAME_ANALYSIS_PORT: '0', FRAME_ANALYSIS_PATTERNS_FILE: file },
+      loadFrameAnalysisConfig({
+        ARGUS_MODELS_DIR: modelsDir,
+        FRAME_ANALYSIS_PORT: '0',
+        FRAME_ANALYSIS_PATTERNS_FILE: file,
+      }),
       logger,
     ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PatternLibraryError);

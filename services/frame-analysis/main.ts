@@ -3,7 +3,7 @@ import { importDefaultModels, multiPoseModel } from '../lib/inference/import/ind
 import { loadMultiPoseEstimator } from '../lib/inference/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
 import { createApp } from './app.js';
-import { loadFrameAnalysisConfig, type FrameAnalysisConfig } from './config.js';
+import type { FrameAnalysisConfig } from './config.js';
 import { loadPatternLibrary } from './patterns/pattern-library.js';
 import { VlmConfirmer } from './vlm/vlm-confirmer.js';
 
@@ -14,19 +14,11 @@ export interface RunningFrameAnalysis {
 }
 
 /**
- * Starts the frame-analysis service from `env`: validates the configuration and the pattern library (either stops
+ * Starts the frame-analysis service from its validated configuration: loads the pattern library (an invalid one stops
  * start-up with every problem listed), imports the multi-person pose model on first use of the models dir, creates
  * its session, listens. close() lets in-flight analyses finish, then releases the session.
  */
-export async function startFrameAnalysis(env: NodeJS.ProcessEnv, logger?: Logger): Promise<RunningFrameAnalysis> {
-  return startFrameAnalysisFrom(loadFrameAnalysisConfig(env), logger);
-}
-
-/** Starts the service from its validated configuration, as startFrameAnalysis. */
-export async function startFrameAnalysisFrom(
-  config: FrameAnalysisConfig,
-  logger?: Logger,
-): Promise<RunningFrameAnalysis> {
+export async function startFrameAnalysis(config: FrameAnalysisConfig, logger?: Logger): Promise<RunningFrameAnalysis> {
   const { platform } = config;
   const log = logger ?? createLogger({ service: 'frame-analysis', level: platform.logLevel, json: platform.logJson });
   const patterns = await loadPatternLibrary(config.patternsFile);

@@ -1,3 +1,4 @@
+import { loadAlertDispatchConfig } from '../config.js';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -6,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import WebSocket from 'ws';
 import { createLogger } from '../../lib/log/index.js';
 import { startAlertDispatch } from '../main.js';
+
+/** The arguments startAlertDispatch takes for `env`: its validated configuration and the environment itself. */
+const configured = (env: NodeJS.ProcessEnv) => [loadAlertDispatchConfig(env), env] as const;
 
 const logger = createLogger({ service: 'mcp-dispatch-test', level: 'error', json: true });
 const require = createRequire(import.meta.url);
@@ -40,12 +44,12 @@ describe('alert dispatch to an MCP tool (service + real memory server)', () => {
       }),
     );
     service = await startAlertDispatch(
-      {
+      ...configured({
         ALERT_DISPATCH_PORT: '0',
         ARGUS_DATA_DIR: dir,
         ALERT_MCP_CONFIG_FILE: config,
         MCP_MEMORY_FILE: path.join(dir, 'memory.jsonl'),
-      },
+      }),
       logger,
     );
   });
@@ -116,7 +120,11 @@ describe('alert dispatch to an MCP tool (service + real memory server)', () => {
   it('refuses to start when the MCP file names a variable the environment does not set', async () => {
     await expect(
       startAlertDispatch(
-        { ALERT_DISPATCH_PORT: '0', ARGUS_DATA_DIR: dir, ALERT_MCP_CONFIG_FILE: path.join(dir, 'mcp.json') },
+        ...configured({
+          ALERT_DISPATCH_PORT: '0',
+          ARGUS_DATA_DIR: dir,
+          ALERT_MCP_CONFIG_FILE: path.join(dir, 'mcp.json'),
+        }),
         logger,
       ),
     ).rejects.toThrow(/environment variable MCP_MEMORY_FILE is not set/);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ensureDefaultModels } from '../../../test/support/models.js';
 import { loadAlertDispatchConfig } from '../../alert-dispatch/config.js';
-import { startAlertDispatchFrom } from '../../alert-dispatch/main.js';
+import { startAlertDispatch } from '../../alert-dispatch/main.js';
 import { loadDataprepConfig } from '../../dataprep/config.js';
 import { startDataprep } from '../../dataprep/main.js';
 import { createLogger } from '../../lib/log/index.js';
@@ -35,7 +35,7 @@ export async function startPeerServices(): Promise<PeerServices> {
     ALERT_SNAPSHOT_DIR: snapshotDir,
   };
   const dataprep = await startDataprep(loadDataprepConfig(env), logger);
-  const alerts = await startAlertDispatchFrom(loadAlertDispatchConfig(env), env, logger).catch(async (error) => {
+  const alerts = await startAlertDispatch(loadAlertDispatchConfig(env), env, logger).catch(async (error) => {
     await dataprep.close();
     throw error;
   });
