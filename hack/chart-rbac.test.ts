@@ -1,37 +1,49 @@
 /**
- * The chart's RBAC against the code: the operator, an ingest worker and dataprep run against the fake API server as
- * the chart's ServiceAccounts, under exactly the bindings the chart renders (RBAC by namespace, resourceNames). A
- * request the code makes that the chart does not grant is refused (403) and fails the test; a granted rule that no
- * request used fails it too.
+ * The chart's RBAC against the code: the operator, an ingest worker, dataprep, camera-rules and caption-runs run
+ * against the fake API server as the chart's ServiceAccounts, under exactly the bindings the chart renders (RBAC by
+ * namespace, resourceNames). A request the code makes that the chart does not grant is refused (403) and fails the
+ * test; a granted rule that no request used fails it too.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { SERVICES, type StartedService } from '../bin/services.js';
+import { loadControllerSettings } from '../operator/config.js';
 import { itemWorker } from '../operator/controllers/ingestjob/testing/item-worker.js';
 import { KubernetesResourceStore } from '../operator/drivers/kubernetes/index.js';
 import { FakeApiServer } from '../operator/drivers/kubernetes/testing/fake-api-server.js';
 import { serviceAccountIdentities, unusedGrants } from '../operator/drivers/kubernetes/testing/fake-rbac.js';
 import { startOperator, type StartedOperator } from '../operator/main.js';
 import { newIngestJob } from '../operator/ports/resource-store.contract.js';
+import { openServiceControlPlane } from '../operator/service-control-plane.js';
 import { runWorker } from '../operator/worker-command.js';
 import { IngestJobs } from '../services/dataprep/jobs/ingest-jobs.js';
 import { captureLogs } from '../test/support/logs.js';
-import { renderChart } from './helm-template.js';
+import { podEnv, renderChart, type Manifest } from './helm-template.js';
 
 const OPERATOR = 'system:serviceaccount:argus:rel-argus-operator';
 const DATAPREP = 'system:serviceaccount:argus:rel-argus-dataprep';
+const account = (service: string) => `system:serviceaccount:argus:rel-argus-${service}`;
 const worker = (namespace: string) => `system:serviceaccount:${namespace}:rel-argus-ingest-worker`;
 
 describe("the chart's RBAC is what the code needs, no more, no less", () => {
   let fake: FakeApiServer;
   let dir: string;
   let operator: StartedOperator | undefined;
+  let services: StartedService[] = [];
+  let stub: http.Server | undefined;
 
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'argus-chart-rbac-'));
   });
   afterEach(async () => {
+    for (const service of services) await service.close();
+    services = [];
+    if (stub) await new Promise((resolve) => stub!.close(resolve));
+    stub = undefined;
     await operator?.close();
     operator = undefined;
     await fake?.close();
@@ -173,4 +185,114 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
     for (const user of accounts)
       expect({ user, unused: unusedGrants(identities[user], user, fake.requests) }).toEqual({ user, unused: [] });
   });
+
+  /**
+   * One service as `argus serve <service>` runs it in its pod: its settings from the rendered pod environment
+   * (ARGUS_CONTROL_PLANE=kubernetes, ARGUS_NAMESPACE), the control plane `argus serve` opens, with the KUBECONFIG of
+   * the service's chart account; on 127.0.0.1 and a free port here.
+   */
+  async function serveAsChartAccount(manifests: Manifest[], service: string, namespace: string, env = {}) {
+    const entry = await SERVICES[service]();
+    const vars = {
+      ...podEnv(manifests, service, namespace),
+      ...env,
+      [`${service.toUpperCase().replaceAll('-', '_')}_HOST`]: '127.0.0.1',
+      [`${service.toUpperCase().replaceAll('-', '_')}_PORT`]: '0',
+      ARGUS_DATA_DIR: path.join(dir, service, 'data'),
+      ARGUS_MODELS_DIR: path.join(dir, service, 'models'),
+    };
+    const config = entry.loadConfig(vars);
+    expect(config.platform).toMatchObject({ controlPlane: 'kubernetes', namespace });
+    // The control plane reads KUBECONFIG as client-node does, from the process environment, once.
+    const before = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = await kubeconfig(account(service));
+    const { logger } = captureLogs();
+    let plane;
+    try {
+      plane = await openServiceControlPlane({
+        mode: 'kubernetes',
+        namespace: config.platform.namespace,
+        dataDir: config.platform.dataDir,
+        logger,
+        config: loadControllerSettings({}),
+      });
+    } finally {
+      if (before === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = before;
+    }
+    const started = await entry.start(config, { env: vars, logger, controlPlane: plane.controlPlane });
+    services.push(started);
+    return async (method: string, route: string, body?: unknown) => {
+      const response = await fetch(`${started.url}${route}`, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      expect({ method, route, status: response.status, text }).toMatchObject({ status: 200 });
+      return JSON.parse(text);
+    };
+  }
+
+  it.each([
+    ['every namespace', [] as string[], 'argus'],
+    ['watchNamespace team-a', ['watchNamespace=team-a'], 'team-a'],
+  ])(
+    'camera-rules and caption-runs call only what their chart accounts grant, and use all of it (%s)',
+    async (_mode, set, namespace) => {
+      const manifests = await renderChart(...set);
+      const identities = serviceAccountIdentities(manifests);
+      fake = await FakeApiServer.start({ admin: 'admin', ...identities });
+      // dataprep's health, which camera-rules checks before it changes a watcher.
+      stub = http.createServer((req, res) => {
+        res.writeHead(req.url === '/v1/dataprep/health' ? 200 : 404, { 'content-type': 'application/json' });
+        res.end('{"status":"healthy"}');
+      });
+      await new Promise<void>((resolve) => stub!.listen(0, '127.0.0.1', resolve));
+      const stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+
+      // camera-rules: rules (create, list, get, delete) and watchers (create, then update; the mapping lists them).
+      const cameraRules = await serveAsChartAccount(manifests, 'camera-rules', namespace, {
+        CAMERA_RULES_DATAPREP_URL: `${stubUrl}/v1/dataprep`,
+        CAMERA_RULES_ALERT_DISPATCH_URL: `${stubUrl}/api/v1`,
+      });
+      await cameraRules('POST', '/rules/', { id: 'people', label: 'person', action: 'alert', camera: 'front' });
+      expect((await cameraRules('GET', '/rules/')).map((r: { id: string }) => r.id)).toEqual(['people']);
+      expect(await cameraRules('GET', '/rules/people')).toMatchObject({ id: 'people', count: 0 });
+      await cameraRules('DELETE', '/rules/people');
+      await cameraRules('POST', '/watchers/enable', { cameras: [{ front: true }] });
+      await cameraRules('POST', '/watchers/enable', { cameras: [{ front: false }] });
+      expect(await cameraRules('GET', '/watchers/mapping')).toEqual({ mapping: { front: false } });
+
+      // caption-runs: a run started (list for duplicates, create), listed, read, stopped (get, update).
+      const captionRuns = await serveAsChartAccount(manifests, 'caption-runs', namespace, {
+        VLM_BASE_URL: `${stubUrl}/v1`,
+      });
+      const run = await captionRuns('POST', '/api/generate_captions_alerts', {
+        rtspUrl: 'rtsp://127.0.0.1:8554/front',
+        runName: 'front door',
+      });
+      expect(run.runId).toBe('front_door');
+      expect(
+        (await captionRuns('GET', '/api/generate_captions_alerts')).map((r: { runId: string }) => r.runId),
+      ).toEqual(['front_door']);
+      expect(await captionRuns('GET', '/api/generate_captions_alerts/front_door')).toMatchObject({
+        runId: 'front_door',
+      });
+      await captionRuns('DELETE', '/api/generate_captions_alerts/front_door');
+      const runs = await new KubernetesResourceStore(fake.kubeConfig('admin')).list('CaptionRun', namespace);
+      expect(runs.map((r) => [r.spec.runId, r.spec.stopRequested])).toEqual([['front_door', true]]);
+
+      const users = ['camera-rules', 'caption-runs'].map(account);
+      expect(users.every((user) => user in identities)).toBe(true);
+      // Everything they did happened in the namespace the chart gave them.
+      for (const user of users)
+        expect(
+          fake.requests.filter((r) => r.user === user && !r.path.match(new RegExp(`/namespaces/${namespace}(/|$)`))),
+        ).toEqual([]);
+      expect(fake.requests.filter((r) => r.status === 403).map((r) => `${r.user} ${r.method} ${r.path}`)).toEqual([]);
+      for (const user of users)
+        expect({ user, unused: unusedGrants(identities[user], user, fake.requests) }).toEqual({ user, unused: [] });
+    },
+  );
 });

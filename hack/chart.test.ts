@@ -18,7 +18,7 @@ import { loadDataprepConfig } from '../services/dataprep/config.js';
 import { loadFrameAnalysisConfig } from '../services/frame-analysis/config.js';
 import { INGEST_WORKER_RULES, leaderElectionRules, OPERATOR_RULES } from '../operator/drivers/kubernetes/rbac.js';
 import { exportedRuleSets, rbacRuleFiles } from './rbac-rule-files.js';
-import { helmTool, renderChart, type Manifest } from './helm-template.js';
+import { helmTool, podEnv, renderChart, type Manifest } from './helm-template.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const chart = path.join(repoRoot, 'charts/argus');
@@ -57,14 +57,6 @@ const envOf = (deployment: Manifest | undefined) =>
       e.value,
     ]),
   );
-
-/** A service pod's environment as its process sees it: ConfigMap + container env, the downward API's namespace filled. */
-function podEnv(manifests: Manifest[], service: string, namespace = 'argus'): Record<string, string> {
-  const container = find(manifests, 'Deployment', `rel-argus-${service}`)?.spec.template.spec.containers[0];
-  const vars: Record<string, string> = { ...find(manifests, 'ConfigMap', `rel-argus-${service}`)?.data };
-  for (const e of container.env) vars[e.name] = e.value ?? namespace;
-  return vars;
-}
 
 /** The rendered ingress as [host, path, backend Service] rows, sorted. */
 const routesOf = (ingress: Manifest | undefined) =>

@@ -49,3 +49,15 @@ export async function renderChart(...set: string[]): Promise<Manifest[]> {
     .map((d) => d.toJS() as Manifest | null)
     .filter((m): m is Manifest => m !== null);
 }
+
+/**
+ * A service pod's environment as its process sees it: its ConfigMap, then the container's env, with the downward
+ * API's namespace (`valueFrom`) filled in as `namespace`.
+ */
+export function podEnv(manifests: Manifest[], service: string, namespace = 'argus'): Record<string, string> {
+  const named = (kind: string) => manifests.find((m) => m.kind === kind && m.metadata.name === `rel-argus-${service}`);
+  const container = named('Deployment')?.spec.template.spec.containers[0];
+  const vars: Record<string, string> = { ...named('ConfigMap')?.data };
+  for (const e of container.env as { name: string; value?: string }[]) vars[e.name] = e.value ?? namespace;
+  return vars;
+}
