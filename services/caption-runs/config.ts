@@ -1,7 +1,7 @@
 import path from 'node:path';
 import Joi from 'joi';
 import { envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
-import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
+import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 import { DEFAULT_MODEL_NAMES } from '../lib/inference/index.js';
 import { envAllowList, type AllowList } from '../lib/outbound/index.js';
 
@@ -36,7 +36,22 @@ export interface CaptionRunsConfig {
 
 const OWNED_PREFIXES = ['CAPTION_RUNS_', 'VLM_'];
 
-const schema = Joi.object({
+/** The environment as `schema` validates it (defaults applied). */
+interface CaptionRunsEnv extends PlatformEnv {
+  ARGUS_MODEL_DETECTOR?: string;
+  CAPTION_RUNS_HOST: string;
+  CAPTION_RUNS_PORT: number;
+  CAPTION_RUNS_RTSP_ALLOW?: AllowList;
+  CAPTION_RUNS_MEDIA_ROOT?: string;
+  VLM_BASE_URL?: string;
+  VLM_MODEL: string;
+  VLM_API_KEY?: string;
+  VLM_TEMPERATURE: number;
+  VLM_TIMEOUT_MS: number;
+  VLM_IMAGE_MAX_SIDE: number;
+}
+
+const schema = Joi.object<CaptionRunsEnv, true>({
   ...platformEnvSchema,
   ARGUS_MODEL_DETECTOR: Joi.string().description('Object detection model (directory name or absolute path)'),
   CAPTION_RUNS_HOST: Joi.string().default('127.0.0.1'),
@@ -57,7 +72,7 @@ export const captionRunsSettings: SettingsScope = { schema, prefixes: OWNED_PREF
 
 /** Reads the service's settings from `env` (the only place process.env reaches); throws ConfigError listing every problem. */
 export function loadCaptionRunsConfig(env: NodeJS.ProcessEnv): CaptionRunsConfig {
-  const c = loadConfig<Record<string, any>>('caption-runs', schema, env, OWNED_PREFIXES);
+  const c = loadConfig('caption-runs', schema, env, OWNED_PREFIXES);
   return {
     platform: toPlatformConfig(c),
     host: c.CAPTION_RUNS_HOST,

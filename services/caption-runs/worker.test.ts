@@ -1,0 +1,256 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { CaptionRun } from '../../operator/api/index.js';
+import type { ResourceStore } from '../../operator/ports/index.js';
+import { startFakeChatCompletions, type FakeChatCompletions } from '../../test/support/fake-chat-completions.js';
+import { ensureDefaultModels } from '../../test/support/models.js';
+import { loadModels, type Detector, type LoadedModels } from '../lib/inference/index.js';
+import { ChatCompletionsClient } from '../lib/llm/index.js';
+import { bundledFfmpegPaths } from '../lib/media/index.js';
+import { OFFLINE_CAPTION_LABEL } from '../lib/scene-description/index.js';
+import { runResourceName } from './runs/run-ids.js';
+import { startJsonReceiver, type JsonReceiver } from './testing/json-receiver.js';
+import { rtspServerUnavailable, startRtspServer, type RtspServer } from './testing/rtsp-server.js';
+import { sendJson, serveRuns, type ServedRuns } from './testing/serve-app.js';
+import { startTestBroker, subscribe, type Subscriber, type TestBroker } from './testing/test-broker.js';
+import { captionRunWorker, type CaptionWorkerDeps, type WorkerTiming } from './worker/caption-worker.js';
+import { mqttCaptionPublisher, type MqttCaptionPublisher } from './worker/mqtt-publisher.js';
+import type { OutputCounters } from './worker/outputs.js';
+
+const OFFLINE = 'offline-detection-captioner';
+const unavailable = rtspServerUnavailable();
+if (unavailable) console.warn(`caption worker tests skipped: ${unavailable}`);
+const describeWithRtsp = unavailable ? describe.skip : describe;
+
+/** Fast pacing for tests: nothing here waits on these delays to synchronise; tests wait on messages and status. */
+const TIMING: WorkerTiming = {
+  ioTimeoutMs: 3000,
+  idleTimeoutMs: 10_000,
+  backoffMs: () => 100,
+  startAttempts: 2,
+  statusIntervalMs: 0,
+};
+
+let models: LoadedModels<'detector'>;
+let broker: TestBroker;
+let publisher: MqttCaptionPublisher;
+let receiver: JsonReceiver;
+let camera: RtspServer;
+let runs: ServedRuns;
+let vlm: FakeChatCompletions;
+let subscriber: Subscriber;
+let counters: OutputCounters;
+
+beforeAll(async () => {
+  if (unavailable) return;
+  models = await loadModels({
+    modelsDir: await ensureDefaultModels(),
+    provider: 'cpu',
+    threads: 1,
+    isolation: 'main',
+    roles: ['detector'] as const,
+  });
+  broker = await startTestBroker();
+  publisher = mqttCaptionPublisher(broker.url, runsLogger(), 'caption-runs-worker-test');
+  subscriber = await subscribe(broker.url, 'live-video-captioning/+');
+  receiver = await startJsonReceiver();
+  camera = await startRtspServer();
+  vlm = await startFakeChatCompletions({ kind: 'content', content: 'A ball bounces across a grey screen.' });
+  runs = await serveRuns({
+    config: {
+      vlm: { baseUrl: vlm.baseUrl, model: 'fake-vlm', timeoutMs: 5000, temperature: 0, imageMaxSide: 128 },
+    },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  if (unavailable) return;
+  await subscriber?.close();
+  await publisher?.close();
+  await broker?.close();
+  await receiver?.close();
+  await camera?.stop();
+  await vlm?.close();
+  await runs?.close();
+  await models?.release();
+});
+
+function runsLogger() {
+  return { warn: () => undefined, info: () => undefined, error: () => undefined } as never;
+}
+
+function deps(store: ResourceStore): CaptionWorkerDeps {
+  return {
+    resources: store,
+    logger: runs.logger,
+    ffmpegPath: bundledFfmpegPaths().ffmpeg,
+    detector: async (): Promise<Detector> => models.detector,
+    vlm: (model) => new ChatCompletionsClient({ baseUrl: vlm.baseUrl, model, timeoutMs: 5000 }),
+    vlmSettings: { temperature: 0, imageMaxSide: 128 },
+    publisher,
+    captionQa: { url: `${receiver.url}/api/embeddings`, timeoutMs: 5000 },
+    alerts: { url: `${receiver.url}/api/v1/alerts`, timeoutMs: 5000 },
+    timing: TIMING,
+    counters,
+  };
+}
+
+/** Resolves with the run once its status satisfies `done` (a watch on the store: no polling, no sleeps). */
+async function statusReaches(store: ResourceStore, runId: string, done: (run: CaptionRun) => boolean) {
+  let resolve!: (run: CaptionRun) => void;
+  const reached = new Promise<CaptionRun>((r) => (resolve = r));
+  const watch = await store.watch('CaptionRun', 'default', (event) => {
+    if (event.object.metadata.name === runResourceName(runId) && done(event.object)) resolve(event.object);
+  });
+  try {
+    return await reached;
+  } finally {
+    await watch.stop();
+  }
+}
+
+/** Starts a run through the API and its worker; returns the runId and how to stop it (as DELETE and the controller do). */
+async function startRun(body: Record<string, unknown>) {
+  const response = await sendJson(`${runs.api}/generate_captions_alerts`, body);
+  expect(response.status).toBe(200);
+  const { runId } = await response.json();
+  const store = runs.plane.controlPlane.resources;
+  const abort = new AbortController();
+  const done = captionRunWorker(deps(store))({
+    namespace: 'default',
+    name: runResourceName(runId),
+    index: 0,
+    completions: 1,
+    signal: abort.signal,
+  });
+  return {
+    runId: runId as string,
+    store,
+    done,
+    stop: async () => {
+      await fetch(`${runs.api}/generate_captions_alerts/${runId}`, { method: 'DELETE' });
+      abort.abort();
+      await done;
+    },
+  };
+}
+
+describeWithRtsp('the caption worker on a real RTSP stream', () => {
+  it('captions offline from detections: MQTT payload, caption-qa, an alert per matching chunk, then stops', async () => {
+    counters = { embeddingsPosted: 0, embeddingFailures: 0, alertsRaised: 0, alertFailures: 0 };
+    receiver.bodies.length = 0;
+    const run = await startRun({
+      rtspUrl: camera.url,
+      runName: 'yard',
+      modelName: 'offline-detection-captioner',
+      frameRate: 4,
+      frameWidth: 160,
+      frameHeight: 120,
+      alerts: [
+        { name: 'offline-caption', captionContains: 'offline caption' },
+        { name: 'giraffe', label: 'giraffe' },
+      ],
+    });
+    const first = await subscriber.waitFor((m) => m.topic === 'live-video-captioning/yard');
+    const second = await subscriber.waitFor(
+      (m) => m.topic === 'live-video-captioning/yard' && m.payload.metadata.frame_id > first.payload.metadata.frame_id,
+    );
+    const { metadata, blob } = second.payload;
+    expect(metadata).toEqual({
+      result: expect.stringMatching(new RegExp(`^${OFFLINE_CAPTION_LABEL.replace(/[()]/g, '\\$&')}`)),
+      frame_id: expect.any(Number),
+      timestamp: expect.any(Number),
+      timestamp_seconds: expect.any(Number),
+      resolution: { width: 160, height: 120 },
+      img_format: 'jpeg',
+      model: 'offline-detection-captioner',
+      latency_ms: expect.any(Number),
+      detections: expect.any(Array),
+    });
+    expect(Buffer.from(blob, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    // Each chunk went to caption-qa with its frame, and the caption rule raised one alert per chunk (no giraffe).
+    await receiver.waitFor(4);
+    const embeddings = receiver.bodies.filter((b) => b.path === '/api/embeddings');
+    const alerts = receiver.bodies.filter((b) => b.path === '/api/v1/alerts');
+    expect(embeddings[0].body).toEqual({
+      image_data: expect.any(String),
+      metadata: expect.objectContaining({ result: expect.any(String), run_id: 'yard', camera: 'yard' }),
+    });
+    expect(alerts[0].body).toMatchObject({
+      alert_type: 'caption_rule',
+      alert_name: 'offline-caption',
+      source_id: 'yard',
+      payloads: [{ kind: 'image', encoding: 'base64', mime_type: 'image/jpeg', data_base64: expect.any(String) }],
+    });
+    const running = await statusReaches(run.store, 'yard', (r) => (r.status?.captionsPublished ?? 0) >= 2);
+    expect(running.status).toMatchObject({ phase: 'Running', mqttTopic: 'live-video-captioning/yard' });
+    await run.stop();
+    const stopped = await run.store.get('CaptionRun', 'default', runResourceName('yard'));
+    expect(stopped?.status).toMatchObject({ phase: 'Stopped', finishedTime: expect.any(String) });
+    const perChunk = receiver.bodies.filter((b) => b.path === '/api/v1/alerts').map((b) => b.body.metadata.frame_id);
+    expect(new Set(perChunk).size).toBe(perChunk.length);
+  }, 60_000);
+
+  it('outlives a camera reboot: Reconnecting while the stream is away, captions again once it is back', async () => {
+    const run = await startRun({ rtspUrl: camera.url, runName: 'reboot', frameRate: 4, modelName: OFFLINE });
+    await subscriber.waitFor((m) => m.topic === 'live-video-captioning/reboot');
+    await camera.stop();
+    const away = await statusReaches(run.store, 'reboot', (r) => r.status?.phase === 'Reconnecting');
+    expect(away.status?.lastError).toEqual(expect.any(String));
+    const before = subscriber.messages.length;
+    await camera.start();
+    await subscriber.waitFor((m) => m.topic === 'live-video-captioning/reboot', before);
+    const back = await statusReaches(run.store, 'reboot', (r) => r.status?.phase === 'Running');
+    expect(back.status?.reconnects).toBeGreaterThanOrEqual(1);
+    await run.stop();
+  }, 60_000);
+
+  it('captions with the VLM: the prompt and the chunk’s frames as images, maxNewTokens as max_tokens', async () => {
+    vlm.requests.length = 0;
+    const run = await startRun({
+      rtspUrl: camera.url,
+      runName: 'vlm',
+      modelName: 'fake-vlm',
+      prompt: 'What moves?',
+      maxNewTokens: 12,
+      chunkSize: 2,
+      frameRate: 4,
+    });
+    const message = await subscriber.waitFor((m) => m.topic === 'live-video-captioning/vlm');
+    expect(message.payload.metadata).toMatchObject({
+      result: 'A ball bounces across a grey screen.',
+      model: 'fake-vlm',
+    });
+    const request = vlm.requests[0].body;
+    expect(request).toMatchObject({ model: 'fake-vlm', max_tokens: 12 });
+    const content = request.messages[0].content;
+    expect(content[0]).toEqual({ type: 'text', text: 'What moves?' });
+    expect(content.slice(1)).toEqual([
+      { type: 'image_url', image_url: { url: expect.stringMatching(/^data:image\/jpeg;base64,/) } },
+      { type: 'image_url', image_url: { url: expect.stringMatching(/^data:image\/jpeg;base64,/) } },
+    ]);
+    await run.stop();
+  }, 60_000);
+
+  it('fails a run whose stream never gives a frame (a bad URL), naming why', async () => {
+    const run = await startRun({ rtspUrl: 'rtsp://127.0.0.1:9/nothing-here', runName: 'bad', modelName: OFFLINE });
+    await run.done;
+    const failed = await run.store.get('CaptionRun', 'default', runResourceName('bad'));
+    expect(failed?.status).toMatchObject({ phase: 'Failed', finishedTime: expect.any(String) });
+    expect(failed?.status?.message).toMatch(/could not be read after 2 attempts/);
+    expect((await (await fetch(`${runs.api}/generate_captions_alerts/bad`)).json()).status).toBe('failed');
+  }, 60_000);
+
+  it('counts and logs caption-qa failures without stopping the captions', async () => {
+    counters = { embeddingsPosted: 0, embeddingFailures: 0, alertsRaised: 0, alertFailures: 0 };
+    receiver.status = 503;
+    const run = await startRun({ rtspUrl: camera.url, runName: 'qa-down', frameRate: 4, modelName: OFFLINE });
+    const first = await subscriber.waitFor((m) => m.topic === 'live-video-captioning/qa-down');
+    await subscriber.waitFor(
+      (m) =>
+        m.topic === 'live-video-captioning/qa-down' && m.payload.metadata.frame_id > first.payload.metadata.frame_id,
+    );
+    await run.stop();
+    receiver.status = 200;
+    expect(counters.embeddingFailures).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+});

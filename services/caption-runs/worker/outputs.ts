@@ -1,0 +1,45 @@
+import type { Logger } from '../../lib/log/index.js';
+import { outboundRequest, UNRESTRICTED } from '../../lib/outbound/index.js';
+
+/** Publishes a run's results on MQTT (QoS 1); resolves once the broker acknowledged. */
+export interface CaptionPublisher {
+  publish(topic: string, payload: string): Promise<void>;
+}
+
+/** An HTTP endpoint the worker posts JSON to (caption-qa's embeddings, alert-dispatch's alerts). */
+export interface JsonTarget {
+  url: string;
+  timeoutMs: number;
+}
+
+/** Counts of what went out of the worker and what failed, per output. */
+export interface OutputCounters {
+  embeddingsPosted: number;
+  embeddingFailures: number;
+  alertsRaised: number;
+  alertFailures: number;
+}
+
+/**
+ * POSTs `body` as JSON to an operator-configured URL (so no address policy beyond the configuration); resolves with
+ * the status, throws on a non-2xx answer or a failed exchange. The body is never logged (frames, captions).
+ */
+export async function postJson(target: JsonTarget, body: unknown, signal: AbortSignal): Promise<number> {
+  const response = await outboundRequest(target.url, {
+    policy: UNRESTRICTED,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    timeoutMs: target.timeoutMs,
+    maxBytes: 64 * 1024,
+    signal,
+  });
+  response.discard();
+  if (response.status < 200 || response.status >= 300) throw new Error(`answered ${response.status}`);
+  return response.status;
+}
+
+/** Logs a failed post once per failure, with its count; never its body. */
+export function logPostFailure(logger: Logger, what: string, runId: string, error: unknown, count: number): void {
+  logger.warn(`${what} failed`, { runId, error: (error as Error)?.message ?? String(error), failures: count });
+}
