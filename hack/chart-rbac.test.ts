@@ -21,6 +21,7 @@ import { newIngestJob } from '../operator/ports/resource-store.contract.js';
 import { openServiceControlPlane } from '../operator/service-control-plane.js';
 import { runWorker } from '../operator/worker-command.js';
 import { IngestJobs } from '../services/dataprep/jobs/ingest-jobs.js';
+import type { PlatformConfig } from '../services/lib/config/index.js';
 import { captureLogs } from '../test/support/logs.js';
 import { podEnv, renderChart, type Manifest } from './helm-template.js';
 
@@ -193,15 +194,21 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
    */
   async function serveAsChartAccount(manifests: Manifest[], service: string, namespace: string, env = {}) {
     const entry = await SERVICES[service]();
+    // The chart's host and port variables (the pod IP, the container port) become 127.0.0.1 and a free port.
+    const container = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === `rel-argus-${service}`)?.spec
+      .template.spec.containers[0];
+    const listening = (container.env as { name: string; value?: string }[])
+      .filter((e) => e.value === '0.0.0.0' || e.value === String(container.ports[0].containerPort))
+      .map((e) => [e.name, e.value === '0.0.0.0' ? '127.0.0.1' : '0']);
+    expect(listening).toHaveLength(2);
     const vars = {
       ...podEnv(manifests, service, namespace),
       ...env,
-      [`${service.toUpperCase().replaceAll('-', '_')}_HOST`]: '127.0.0.1',
-      [`${service.toUpperCase().replaceAll('-', '_')}_PORT`]: '0',
+      ...Object.fromEntries(listening),
       ARGUS_DATA_DIR: path.join(dir, service, 'data'),
       ARGUS_MODELS_DIR: path.join(dir, service, 'models'),
     };
-    const config = entry.loadConfig(vars);
+    const config = entry.loadConfig(vars) as { platform: PlatformConfig };
     expect(config.platform).toMatchObject({ controlPlane: 'kubernetes', namespace });
     // The control plane reads KUBECONFIG as client-node does, from the process environment, once.
     const before = process.env.KUBECONFIG;
