@@ -22,7 +22,7 @@ export interface StartContext {
  * One service of the registry: its configuration is loaded (and refused) apart from starting it, so that `argus up`
  * validates every service before any of them listens.
  */
-export interface ServiceEntry<C = any> {
+export interface ServiceEntry<C = unknown> {
   /** The variables the service reads and the prefixes it owns. */
   settings: SettingsScope;
   /** Validates the service's variables; throws ConfigError listing every problem, starts nothing. */
@@ -30,64 +30,72 @@ export interface ServiceEntry<C = any> {
   start(config: C, context: StartContext): Promise<StartedService>;
 }
 
+/**
+ * One registry entry, its configuration type inferred from its loader (the registry holds entries of every type; a
+ * method's parameter is bivariant, so each fits ServiceEntry<unknown>).
+ */
+function entry<C>(service: ServiceEntry<C>): ServiceEntry {
+  return service;
+}
+
 /** Services `argus up` starts, in order. Each module is loaded only when its service is named. */
 export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
   dataprep: async () => {
     const { dataprepSettings, loadDataprepConfig } = await import('../services/dataprep/config.js');
     const { startDataprep } = await import('../services/dataprep/main.js');
-    return {
+    return entry({
       settings: dataprepSettings,
       loadConfig: loadDataprepConfig,
       start: (config, { logger, controlPlane }) => startDataprep(config, logger, controlPlane),
-    };
+    });
   },
   'alert-dispatch': async () => {
     const { alertDispatchSettings, loadAlertDispatchConfig } = await import('../services/alert-dispatch/config.js');
     const { startAlertDispatch } = await import('../services/alert-dispatch/main.js');
-    return {
+    return entry({
       settings: alertDispatchSettings,
       loadConfig: loadAlertDispatchConfig,
       start: (config, { env, logger }) => startAlertDispatch(config, env, logger),
-    };
+    });
   },
   // Ignores the control plane: every analysis is answered within its request.
   'frame-analysis': async () => {
     const { frameAnalysisSettings, loadFrameAnalysisConfig } = await import('../services/frame-analysis/config.js');
     const { startFrameAnalysis } = await import('../services/frame-analysis/main.js');
-    return {
+    return entry({
       settings: frameAnalysisSettings,
       loadConfig: loadFrameAnalysisConfig,
       start: (config, { logger }) => startFrameAnalysis(config, logger),
-    };
+    });
   },
   // Ignores the control plane: captions are stored and questions answered within their requests.
   'caption-qa': async () => {
     const { captionQaSettings, loadCaptionQaConfig } = await import('../services/caption-qa/config.js');
     const { startCaptionQa } = await import('../services/caption-qa/main.js');
-    return {
+    return entry({
       settings: captionQaSettings,
       loadConfig: loadCaptionQaConfig,
       start: (config, { logger }) => startCaptionQa(config, logger),
-    };
+    });
   },
   // Runs are CaptionRun resources in the control plane; the service only writes and reads them.
   'caption-runs': async () => {
     const { captionRunsSettings, loadCaptionRunsConfig } = await import('../services/caption-runs/config.js');
     const { startCaptionRunsFrom } = await import('../services/caption-runs/main.js');
-    return {
+    return entry({
       settings: captionRunsSettings,
       loadConfig: loadCaptionRunsConfig,
       start: (config, { logger, controlPlane }) => startCaptionRunsFrom(config, controlPlane, logger),
-    };
+    });
   },
   // Rules and watchers are resources (CameraRule, CameraWatcher) in the control plane, shared by every replica.
   'camera-rules': async () => {
     const { cameraRulesSettings, loadCameraRulesConfig } = await import('../services/camera-rules/config.js');
     const { startCameraRules } = await import('../services/camera-rules/main.js');
-    return {
+    return entry({
       settings: cameraRulesSettings,
       loadConfig: loadCameraRulesConfig,
       start: (config, { logger, controlPlane }) => startCameraRules(config, controlPlane, logger),
-    };
+    });
   },
 };

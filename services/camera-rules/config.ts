@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { envList, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { LlmConfig } from '../lib/llm/index.js';
 import type { HandlerPolicies } from './events/event-handler.js';
-import type { PlatformConfig, SettingsScope } from '../lib/config/index.js';
+import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 
 /** Where cameras and their events come from: a Frigate NVR, or a recordings directory in Frigate's layout. */
 export type RecorderConfig =
@@ -56,7 +56,36 @@ const OWNED_PREFIXES = ['CAMERA_RULES_', 'MQTT_'];
 
 const httpUrl = () => Joi.string().uri({ scheme: ['http', 'https'] });
 
-const schema = Joi.object({
+/** The service's variables as the schema validates them (defaults applied). */
+interface CameraRulesEnv extends PlatformEnv {
+  CAMERA_RULES_HOST: string;
+  CAMERA_RULES_PORT: number;
+  CAMERA_RULES_DATA_DIR?: string;
+  CAMERA_RULES_FRIGATE_URL?: string;
+  CAMERA_RULES_FRIGATE_TOKEN?: string;
+  CAMERA_RULES_FRIGATE_TIMEOUT_MS: number;
+  CAMERA_RULES_FRIGATE_TOPIC_PREFIX: string;
+  CAMERA_RULES_RECORDINGS_DIR?: string;
+  CAMERA_RULES_DATAPREP_URL: string;
+  CAMERA_RULES_ALERT_DISPATCH_URL: string;
+  CAMERA_RULES_SERVICE_TIMEOUT_MS: number;
+  CAMERA_RULES_SEARCH_BUCKET: string;
+  CAMERA_RULES_SEARCH_FRAME_INTERVAL: number;
+  CAMERA_RULES_INGEST_TIMEOUT_MS: number;
+  CAMERA_RULES_ALERT_TOOLS: string[];
+  CAMERA_RULES_CLIP_ATTEMPTS: number;
+  CAMERA_RULES_ACTION_ATTEMPTS: number;
+  CAMERA_RULES_WATCHER_POLL_SECONDS: number;
+  VLM_BASE_URL?: string;
+  VLM_MODEL: string;
+  VLM_API_KEY?: string;
+  VLM_MAX_TOKENS: number;
+  VLM_TEMPERATURE: number;
+  VLM_TIMEOUT_MS: number;
+  MQTT_BROKER?: string;
+}
+
+const schema = Joi.object<CameraRulesEnv>({
   ...platformEnvSchema,
   CAMERA_RULES_HOST: Joi.string().default('127.0.0.1'),
   // 8001, not the contract's 8000: under `argus up` alert-dispatch listens on 8000 in the same process.
@@ -99,7 +128,7 @@ export const cameraRulesSettings: SettingsScope = { schema, prefixes: OWNED_PREF
 
 /** Reads the service's settings from `env` (the only place process.env reaches); throws ConfigError listing every problem. */
 export function loadCameraRulesConfig(env: NodeJS.ProcessEnv): CameraRulesConfig {
-  const c = loadConfig<Record<string, any>>('camera-rules', schema, env, OWNED_PREFIXES);
+  const c = loadConfig('camera-rules', schema, env, OWNED_PREFIXES);
   const platform = toPlatformConfig(c);
   const dataDir = path.resolve(c.CAMERA_RULES_DATA_DIR ?? path.join(platform.dataDir, 'camera-rules'));
   const recorder: RecorderConfig = c.CAMERA_RULES_FRIGATE_URL

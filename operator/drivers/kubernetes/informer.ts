@@ -68,12 +68,7 @@ class BookmarkWatch extends Watch {
     super(config);
   }
 
-  override watch(
-    path: string,
-    queryParams: Record<string, any>,
-    callback: (phase: string, apiObj: any, watchObj?: any) => void,
-    done: (err: any) => void,
-  ): Promise<AbortController> {
+  override watch(...[path, queryParams, callback, done]: Parameters<Watch['watch']>): Promise<AbortController> {
     return super.watch(
       path,
       { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: this.timeoutSeconds },
