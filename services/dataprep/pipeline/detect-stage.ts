@@ -1,7 +1,7 @@
 import { cropDetection } from '../../lib/inference/crop.js';
 import type { Detection } from '../../lib/inference/roles.js';
 import type { VideoFrame } from '../../lib/media/video-frames.js';
-import { describeFrame, describeObject } from '../descriptions/frame-description.js';
+import { describeFrame, describeObject } from '../../lib/scene-description/index.js';
 import type { BoundedQueue } from './bounded-queue.js';
 import type { EmbedItem, PipelineRun } from './pipeline-run.js';
 

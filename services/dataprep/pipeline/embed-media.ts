@@ -4,7 +4,7 @@ import { linkAbort } from '../../lib/abort/index.js';
 import type { RunGate } from '../../lib/inference/roles.js';
 import { probeVideo, type VideoInfo } from '../../lib/media/probe-video.js';
 import type { VideoFrame } from '../../lib/media/video-frames.js';
-import { DESCRIPTION_MIN_SCORE } from '../descriptions/frame-description.js';
+import { DESCRIPTION_MIN_SCORE } from '../../lib/scene-description/index.js';
 import { BoundedQueue } from './bounded-queue.js';
 import { decodeStage, fitWithin } from './decode-stage.js';
 import { detectStage, submitStage, type PendingDetection } from './detect-stage.js';

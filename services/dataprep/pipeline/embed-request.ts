@@ -21,7 +21,7 @@ export interface EmbedMediaDeps {
   detector: Detector;
   vectors: VectorStore;
   /**
-   * With detection on, each frame and object crop also gets a text description (descriptions/frame-description.ts)
+   * With detection on, each frame and object crop also gets a text description (services/lib/scene-description)
    * embedded into this store, so text queries find it; without it, none is written.
    */
   descriptions?: DescriptionSink;

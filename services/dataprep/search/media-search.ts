@@ -1,6 +1,6 @@
 import type { ImageEmbedder, RgbImage, TextEmbedder } from '../../lib/inference/roles.js';
 import type { MetadataValue, VectorFilter, VectorHit, VectorStore } from '../../lib/vectors/index.js';
-import { COCO_LABELS } from '../descriptions/object-words.js';
+import { COCO_LABELS } from '../../lib/scene-description/index.js';
 import { vectorFilterFor } from './search-filters.js';
 import { bestPerVideo, collapseRuns, momentKey, samplingStep, toHit, type RankedHit } from './search-hits.js';
 import type { HitKind, SearchHit, SearchQuery } from './search-query.js';

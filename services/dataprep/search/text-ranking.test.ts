@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { COCO_LABELS } from '../descriptions/object-words.js';
+import { COCO_LABELS } from '../../lib/scene-description/index.js';
 import { collapseRuns, type RankedHit } from './search-hits.js';
 import type { SearchHit } from './search-query.js';
 import { fuseByRank, queryTerms, textScore } from './text-ranking.js';

@@ -1,6 +1,5 @@
 import type { MetadataValue } from '../../lib/vectors/index.js';
-import type { HorizontalPosition } from '../descriptions/frame-description.js';
-import { labelsNamed, pluralOf } from '../descriptions/object-words.js';
+import { labelsNamed, pluralOf, type HorizontalPosition } from '../../lib/scene-description/index.js';
 import { metadataStrings } from './search-hits.js';
 import type { HitKind } from './search-query.js';
 
