@@ -13,6 +13,33 @@ describe('loadCaptionRunsConfig', () => {
       rtspAllow: undefined,
       mediaRoot: undefined,
       defaultDetector: 'centernet-mobilenetv3-coco',
+      mqttBroker: undefined,
+      embeddedBroker: { host: '127.0.0.1', port: 0 },
+      captionQaUrl: undefined,
+      alertsUrl: undefined,
+      postTimeoutMs: 10_000,
+      stream: {
+        ioTimeoutMs: 10_000,
+        idleTimeoutMs: 15_000,
+        reconnectMaxMs: 30_000,
+        startAttempts: 5,
+        statusIntervalMs: 5000,
+      },
+    });
+  });
+
+  it('reads the outputs: an external broker, caption-qa and alert-dispatch roots (trailing / dropped)', () => {
+    const config = loadCaptionRunsConfig({
+      MQTT_BROKER: 'mqtt://mosquitto:1883',
+      CAPTION_RUNS_CAPTION_QA_URL: 'http://caption-qa:4172/api/',
+      CAPTION_RUNS_ALERTS_URL: 'http://alert-dispatch:8000/api/v1',
+      CAPTION_RUNS_STALL_SECONDS: '2.5',
+    });
+    expect(config).toMatchObject({
+      mqttBroker: 'mqtt://mosquitto:1883',
+      captionQaUrl: 'http://caption-qa:4172/api',
+      alertsUrl: 'http://alert-dispatch:8000/api/v1',
+      stream: { idleTimeoutMs: 2500 },
     });
   });
 

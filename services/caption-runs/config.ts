@@ -19,6 +19,15 @@ export interface VlmConfig {
   imageMaxSide: number;
 }
 
+/** How the caption worker paces itself against a stream (WorkerTiming's inputs). */
+export interface StreamSettings {
+  ioTimeoutMs: number;
+  idleTimeoutMs: number;
+  reconnectMaxMs: number;
+  startAttempts: number;
+  statusIntervalMs: number;
+}
+
 /** Validated settings of the caption-runs service. */
 export interface CaptionRunsConfig {
   platform: PlatformConfig;
@@ -32,6 +41,17 @@ export interface CaptionRunsConfig {
   mediaRoot?: string;
   /** The detector a detection pipeline uses when the request names none (a folder of the models directory). */
   defaultDetector: string;
+  /** MQTT_BROKER; undefined: the service runs an embedded broker on `embeddedBroker`. */
+  mqttBroker?: string;
+  /** Where the embedded broker listens when MQTT_BROKER is unset. */
+  embeddedBroker: { host: string; port: number };
+  /** caption-qa's API root (`…/api`): each caption is posted to `{url}/embeddings`; undefined: not posted. */
+  captionQaUrl?: string;
+  /** alert-dispatch's API root (`…/api/v1`): alert rules are posted to `{url}/alerts`; undefined: not raised. */
+  alertsUrl?: string;
+  /** Bound of each post to caption-qa and alert-dispatch. */
+  postTimeoutMs: number;
+  stream: StreamSettings;
 }
 
 const OWNED_PREFIXES = ['CAPTION_RUNS_', 'VLM_'];
@@ -49,6 +69,17 @@ interface CaptionRunsEnv extends PlatformEnv {
   VLM_TEMPERATURE: number;
   VLM_TIMEOUT_MS: number;
   VLM_IMAGE_MAX_SIDE: number;
+  MQTT_BROKER?: string;
+  CAPTION_RUNS_MQTT_HOST: string;
+  CAPTION_RUNS_MQTT_PORT: number;
+  CAPTION_RUNS_CAPTION_QA_URL?: string;
+  CAPTION_RUNS_ALERTS_URL?: string;
+  CAPTION_RUNS_POST_TIMEOUT_MS: number;
+  CAPTION_RUNS_RTSP_TIMEOUT_SECONDS: number;
+  CAPTION_RUNS_STALL_SECONDS: number;
+  CAPTION_RUNS_RECONNECT_MAX_SECONDS: number;
+  CAPTION_RUNS_START_ATTEMPTS: number;
+  CAPTION_RUNS_STATUS_INTERVAL_SECONDS: number;
 }
 
 const schema = Joi.object<CaptionRunsEnv, true>({
@@ -65,6 +96,19 @@ const schema = Joi.object<CaptionRunsEnv, true>({
   VLM_TEMPERATURE: Joi.number().min(0).max(2).default(0),
   VLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(20_000),
   VLM_IMAGE_MAX_SIDE: Joi.number().integer().min(64).max(4096).default(512),
+  // MQTT_BROKER is alert-dispatch's name too: one broker for both.
+  MQTT_BROKER: Joi.string().uri({ scheme: ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'] }),
+  CAPTION_RUNS_MQTT_HOST: Joi.string().default('127.0.0.1'),
+  // Any free port by default: two Argus processes (or a local mosquitto) never clash; set it to subscribe from outside.
+  CAPTION_RUNS_MQTT_PORT: envPort().default(0),
+  CAPTION_RUNS_CAPTION_QA_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  CAPTION_RUNS_ALERTS_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  CAPTION_RUNS_POST_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(10_000),
+  CAPTION_RUNS_RTSP_TIMEOUT_SECONDS: Joi.number().min(1).max(120).default(10),
+  CAPTION_RUNS_STALL_SECONDS: Joi.number().min(1).max(600).default(15),
+  CAPTION_RUNS_RECONNECT_MAX_SECONDS: Joi.number().min(1).max(3600).default(30),
+  CAPTION_RUNS_START_ATTEMPTS: Joi.number().integer().min(1).max(100).default(5),
+  CAPTION_RUNS_STATUS_INTERVAL_SECONDS: Joi.number().min(0).max(3600).default(5),
 });
 
 /** What caption-runs reads from the environment, and the prefixes it owns (VLM_* shared with frame-analysis). */
@@ -90,5 +134,17 @@ export function loadCaptionRunsConfig(env: NodeJS.ProcessEnv): CaptionRunsConfig
     rtspAllow: c.CAPTION_RUNS_RTSP_ALLOW,
     mediaRoot: c.CAPTION_RUNS_MEDIA_ROOT ? path.resolve(c.CAPTION_RUNS_MEDIA_ROOT) : undefined,
     defaultDetector: c.ARGUS_MODEL_DETECTOR ?? DEFAULT_MODEL_NAMES.detector,
+    mqttBroker: c.MQTT_BROKER,
+    embeddedBroker: { host: c.CAPTION_RUNS_MQTT_HOST, port: c.CAPTION_RUNS_MQTT_PORT },
+    captionQaUrl: c.CAPTION_RUNS_CAPTION_QA_URL?.replace(/\/+$/, ''),
+    alertsUrl: c.CAPTION_RUNS_ALERTS_URL?.replace(/\/+$/, ''),
+    postTimeoutMs: c.CAPTION_RUNS_POST_TIMEOUT_MS,
+    stream: {
+      ioTimeoutMs: Math.round(c.CAPTION_RUNS_RTSP_TIMEOUT_SECONDS * 1000),
+      idleTimeoutMs: Math.round(c.CAPTION_RUNS_STALL_SECONDS * 1000),
+      reconnectMaxMs: Math.round(c.CAPTION_RUNS_RECONNECT_MAX_SECONDS * 1000),
+      startAttempts: c.CAPTION_RUNS_START_ATTEMPTS,
+      statusIntervalMs: Math.round(c.CAPTION_RUNS_STATUS_INTERVAL_SECONDS * 1000),
+    },
   };
 }

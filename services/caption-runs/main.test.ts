@@ -6,6 +6,7 @@ import { ensureDefaultModels } from '../../test/support/models.js';
 import { ConfigError } from '../lib/config/index.js';
 import { createLogger } from '../lib/log/index.js';
 import { startCaptionRuns } from './main.js';
+import { subscribe } from './testing/test-broker.js';
 import { openTestControlPlane, sendJson } from './testing/serve-app.js';
 
 let dataDir: string;
@@ -14,7 +15,12 @@ const logger = createLogger({ service: 'caption-runs-main-test', level: 'error',
 
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'caption-runs-main-'));
-  env = { ARGUS_MODELS_DIR: await ensureDefaultModels(), ARGUS_DATA_DIR: dataDir, CAPTION_RUNS_PORT: '0' };
+  env = {
+    ARGUS_MODELS_DIR: await ensureDefaultModels(),
+    ARGUS_DATA_DIR: dataDir,
+    CAPTION_RUNS_PORT: '0',
+    CAPTION_RUNS_MQTT_PORT: '0',
+  };
 }, 120_000);
 
 afterAll(async () => {
@@ -28,6 +34,9 @@ describe('startCaptionRuns', () => {
     let created: unknown;
     try {
       expect((await (await fetch(`${first.url}/api/health`)).json()).status).toBe('healthy');
+      // Without MQTT_BROKER the service runs the embedded broker on loopback.
+      expect(first.brokerUrl).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
+      await (await subscribe(first.brokerUrl, 'live-video-captioning/+')).close();
       const response = await sendJson(`${first.url}/api/generate_captions_alerts`, {
         rtspUrl: 'rtsp://127.0.0.1:8554/cam',
         runName: 'dock',

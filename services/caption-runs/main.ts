@@ -1,13 +1,22 @@
+import { CAPTION_RUN_WORKER } from '../../operator/api/index.js';
 import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { listen, type StopOptions } from '../lib/http/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
 import { createApp } from './app.js';
 import { loadCaptionRunsConfig, type CaptionRunsConfig } from './config.js';
+import { startEmbeddedBroker } from './relay/embedded-broker.js';
+import { openWorkerRuntime } from './worker/worker-runtime.js';
 
 /** A running caption-runs service. */
 export interface RunningCaptionRuns {
   url: string;
-  /** Stops accepting and ends open requests; the runs go on (they are resources, their workers the control plane's). */
+  /** Where captions are published (MQTT_BROKER, or the embedded broker's address). */
+  brokerUrl: string;
+  /**
+   * Stops accepting and ends open requests, then closes the worker's MQTT connection and detector sessions and the
+   * embedded broker. The runs go on after a restart (they are resources); their workers are stopped by the control
+   * plane before the services close.
+   */
   close(options?: StopOptions): Promise<void>;
 }
 
@@ -22,7 +31,8 @@ export async function startCaptionRuns(
 
 /**
  * Starts the service from its validated configuration: runs are CaptionRun resources in `controlPlane`'s store
- * (embedded: persisted under the data dir, so they survive a restart); listens on CAPTION_RUNS_HOST:CAPTION_RUNS_PORT.
+ * (embedded: persisted under the data dir, so they survive a restart); the embedded MQTT broker when MQTT_BROKER is
+ * unset; the caption worker registered as CAPTION_RUN_WORKER; listens on CAPTION_RUNS_HOST:CAPTION_RUNS_PORT.
  */
 export async function startCaptionRunsFrom(
   config: CaptionRunsConfig,
@@ -31,24 +41,53 @@ export async function startCaptionRunsFrom(
 ): Promise<RunningCaptionRuns> {
   const { platform } = config;
   const log = logger ?? createLogger({ service: 'caption-runs', level: platform.logLevel, json: platform.logJson });
-  const { app } = createApp({
-    logger: log,
-    controlPlane,
-    config: { ...config, modelsDir: platform.modelsDir },
-  });
-  const server = await listen(app, {
-    port: config.port,
-    host: config.host,
-    logger: log,
-    name: 'caption-runs',
-    graceMs: platform.shutdownGraceMs,
-  });
-  log.info('caption runs ready', {
-    url: server.url,
-    vlm: config.vlm?.model ?? null,
-    media_root: config.mediaRoot ?? null,
-    rtsp_allow: config.rtspAllow?.entries ?? null,
-  });
-  let closing: Promise<void> | undefined;
-  return { url: server.url, close: (options) => (closing ??= server.close(options)) };
+  const cleanup: Array<() => Promise<void>> = [];
+  const release = async () => {
+    for (const step of [...cleanup].reverse()) await step().catch(() => undefined);
+  };
+  try {
+    let brokerUrl = config.mqttBroker;
+    if (!brokerUrl) {
+      const broker = await startEmbeddedBroker(config.embeddedBroker.host, config.embeddedBroker.port);
+      cleanup.push(() => broker.close());
+      brokerUrl = broker.url;
+    }
+    const runtime = openWorkerRuntime(config, controlPlane.resources, log, brokerUrl);
+    cleanup.push(() => runtime.close());
+    controlPlane.registerWorker(CAPTION_RUN_WORKER, runtime.worker);
+    const { app } = createApp({
+      logger: log,
+      controlPlane,
+      config: { ...config, modelsDir: platform.modelsDir },
+    });
+    const server = await listen(app, {
+      port: config.port,
+      host: config.host,
+      logger: log,
+      name: 'caption-runs',
+      graceMs: platform.shutdownGraceMs,
+    });
+    log.info('caption runs ready', {
+      url: server.url,
+      mqtt: config.mqttBroker ? 'external' : `embedded (${brokerUrl})`,
+      vlm: config.vlm?.model ?? null,
+      caption_qa: config.captionQaUrl ?? null,
+      alert_dispatch: config.alertsUrl ?? null,
+      media_root: config.mediaRoot ?? null,
+      rtsp_allow: config.rtspAllow?.entries ?? null,
+    });
+    let closing: Promise<void> | undefined;
+    return {
+      url: server.url,
+      brokerUrl,
+      close: (options) =>
+        (closing ??= (async () => {
+          await server.close(options);
+          await release();
+        })()),
+    };
+  } catch (error) {
+    await release();
+    throw error;
+  }
 }
