@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
 import { SERVICES as REGISTRY } from '../bin/services.js';
-import { spawnArgus, tempDir, upEnv, type ArgusProcess } from './support/argus-process.js';
+import { startArgusUp, type ArgusProcess, type RunningArgusUp } from './support/argus-process.js';
 import { gaugeNames, promtoolCheckMetrics, promtoolInstalled } from './support/promtool.js';
 
 /** The services `argus up` starts. */
@@ -11,32 +11,18 @@ import { gaugeNames, promtoolCheckMetrics, promtoolInstalled } from './support/p
 const SERVICES = Object.keys(REGISTRY);
 const CONCURRENT_DISPATCHES = 200;
 
-let data: Awaited<ReturnType<typeof tempDir>>;
+let up: RunningArgusUp;
 let argus: ArgusProcess;
 /** Each service's root URL (where /metrics is) in the running process. */
-const roots: Record<string, string> = {};
+let roots: Record<string, string>;
 
 beforeAll(async () => {
-  data = await tempDir('argus-up-exposition-');
-  argus = spawnArgus(
-    process.execPath,
-    ['--import', 'tsx', 'bin/argus.ts', 'up'],
-    // Webhook URLs from requests may reach loopback (the closed port below).
-    upEnv(data.dir, await multiPoseModelsDir(), { WEBHOOK_URL_ALLOW: '127.0.0.1/32' }),
-  );
-  await argus.waitForRecord((r) => r.message === 'argus is up');
-  for (const name of SERVICES) {
-    roots[name] = String((await argus.waitForRecord((r) => r.message === `${name} listening`)).url);
-  }
+  // Webhook URLs from requests may reach loopback (the closed port below).
+  up = await startArgusUp(SERVICES, await multiPoseModelsDir(), { WEBHOOK_URL_ALLOW: '127.0.0.1/32' });
+  ({ process: argus, roots } = up);
 }, 180_000);
 
-afterAll(async () => {
-  if (argus?.child.exitCode === null) {
-    argus.child.kill('SIGTERM');
-    await argus.exited;
-  }
-  await data?.remove();
-});
+afterAll(() => up?.stop());
 
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {

@@ -9,7 +9,7 @@ import { DATAPREP_SWEEP, isStatusMessageBody } from '../services/dataprep/testin
 import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
 import { FRAME_ANALYSIS_SWEEP, isAnalysisErrorBody } from '../services/frame-analysis/testing/sweep-endpoints.js';
 import { CAPTION_RUNS_SWEEP, isRunsErrorBody } from '../services/caption-runs/testing/sweep-endpoints.js';
-import { spawnArgus, tempDir, upEnv, type ArgusProcess } from './support/argus-process.js';
+import { startArgusUp, type ArgusProcess, type RunningArgusUp } from './support/argus-process.js';
 import { malformedSweep, type ErrorShape, type SweepEndpoint } from './support/malformed-sweep.js';
 
 /** Each service `argus up` starts: its API base path, swept endpoints and error shape. */
@@ -22,32 +22,18 @@ const SERVICES: Record<string, { basePath: string; endpoints: SweepEndpoint[]; e
   'camera-rules': { basePath: '', endpoints: CAMERA_RULES_SWEEP, errorShape: isHttpValidationBody },
 };
 
-let data: Awaited<ReturnType<typeof tempDir>>;
+let up: RunningArgusUp;
 let argus: ArgusProcess;
 /** Each service's API base URL in the running process. */
 const apis: Record<string, string> = {};
 
 beforeAll(async () => {
-  data = await tempDir('argus-up-sweep-');
-  argus = spawnArgus(
-    process.execPath,
-    ['--import', 'tsx', 'bin/argus.ts', 'up'],
-    upEnv(data.dir, await multiPoseModelsDir()),
-  );
-  await argus.waitForRecord((r) => r.message === 'argus is up');
-  for (const name of Object.keys(SERVICES)) {
-    const listening = await argus.waitForRecord((r) => r.message === `${name} listening`);
-    apis[name] = `${String(listening.url)}${SERVICES[name].basePath}`;
-  }
+  up = await startArgusUp(Object.keys(SERVICES), await multiPoseModelsDir());
+  argus = up.process;
+  for (const [name, root] of Object.entries(up.roots)) apis[name] = `${root}${SERVICES[name].basePath}`;
 }, 180_000);
 
-afterAll(async () => {
-  if (argus?.child.exitCode === null) {
-    argus.child.kill('SIGTERM');
-    await argus.exited;
-  }
-  await data?.remove();
-});
+afterAll(() => up?.stop());
 
 describe('argus up against the most dangerous malformed requests', () => {
   // Each service's sweep checks the health of all four after every case: one process holds them all, so a request

@@ -124,3 +124,47 @@ export async function tempDir(prefix: string): Promise<{ dir: string; remove(): 
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
+
+/** A child `argus up` with every service listening, and the way to stop it. */
+export interface RunningArgusUp {
+  process: ArgusProcess;
+  /** Each service's root URL (where /metrics is; its API lies under its base path). */
+  roots: Record<string, string>;
+  /** SIGTERM, then the data directory removed. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `argus up` as a child process on free ports (upEnv) with its own data directory, and resolves once every
+ * service in `services` logged that it listens.
+ */
+export async function startArgusUp(
+  services: string[],
+  modelsDir: string,
+  overrides: Record<string, string> = {},
+): Promise<RunningArgusUp> {
+  const data = await tempDir('argus-up-');
+  const child = spawnArgus(
+    process.execPath,
+    ['--import', 'tsx', 'bin/argus.ts', 'up'],
+    upEnv(data.dir, modelsDir, overrides),
+  );
+  const stop = async () => {
+    if (child.child.exitCode === null) {
+      child.child.kill('SIGTERM');
+      await child.exited;
+    }
+    await data.remove();
+  };
+  try {
+    await child.waitForRecord((r) => r.message === 'argus is up');
+    const roots: Record<string, string> = {};
+    for (const name of services) {
+      roots[name] = String((await child.waitForRecord((r) => r.message === `${name} listening`)).url);
+    }
+    return { process: child, roots, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
