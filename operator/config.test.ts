@@ -47,7 +47,9 @@ describe('argus operator cluster settings', () => {
   it('watches every namespace when WATCH_NAMESPACE is unset or empty (the controller-runtime convention)', () => {
     expect(loadClusterOperatorConfig(required).kubernetes.watchNamespace).toBeUndefined();
     expect(loadClusterOperatorConfig({ ...required, WATCH_NAMESPACE: '' }).kubernetes.watchNamespace).toBeUndefined();
-    expect(loadClusterOperatorConfig({ ...required, WATCH_NAMESPACE: 'team-a' }).kubernetes.watchNamespace).toBe('team-a');
+    expect(loadClusterOperatorConfig({ ...required, WATCH_NAMESPACE: 'team-a' }).kubernetes.watchNamespace).toBe(
+      'team-a',
+    );
   });
 
   it('refuses a WATCH_NAMESPACE that is not a namespace name, and a missing ARGUS_WORKER_IMAGE', () => {

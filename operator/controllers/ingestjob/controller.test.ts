@@ -16,7 +16,10 @@ import { SKIPPED_BY_CANCEL } from './reconcile.js';
 import { itemWorker, type ItemOutcome } from './testing/item-worker.js';
 import { INGEST_WORKER } from '../../api/index.js';
 
-const config = (over: Partial<ControllerSettings['ingest']> = {}, retention = { count: 100, maxAgeSeconds: 86400 }) => ({
+const config = (
+  over: Partial<ControllerSettings['ingest']> = {},
+  retention = { count: 100, maxAgeSeconds: 86400 },
+) => ({
   ingest: { parallelism: 1, backoffLimit: 0, pendingDeadlineSeconds: 600, ...over },
   retention,
   resyncSeconds: 3600,
