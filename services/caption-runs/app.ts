@@ -5,8 +5,11 @@ import type { CaptionRunsConfig } from './config.js';
 import { captionRunsErrorStyle } from './errors.js';
 import { detectionModelsRoute, pipelinesRoute, vlmModelsRoute } from './routes/catalog-routes.js';
 import { healthRoute } from './routes/health-route.js';
+import { metadataStreamRoute } from './routes/metadata-stream-route.js';
+import type { MetadataRelay } from './relay/metadata-relay.js';
 import { runRoutes } from './routes/runs-routes.js';
-import { CaptionRuns } from './runs/caption-runs.js';
+import { CaptionRuns, runIdOf } from './runs/caption-runs.js';
+import { runState } from './runs/run-view.js';
 import type { HostResolver } from './runs/stream-source.js';
 
 /** Base path of every route (the contract's `/api`). */
@@ -21,6 +24,8 @@ export interface CaptionRunsDeps {
   /** Where runs live as CaptionRun resources. */
   controlPlane: ServiceControlPlane;
   config: Pick<CaptionRunsConfig, 'vlm' | 'rtspAllow' | 'mediaRoot' | 'defaultDetector'> & { modelsDir: string };
+  /** Relays the runs' MQTT captions to the SSE subscribers. */
+  relay: MetadataRelay;
   /** Host resolution for CAPTION_RUNS_RTSP_ALLOW (default: the system resolver). */
   resolveHost?: HostResolver;
 }
@@ -48,6 +53,12 @@ export function createApp(deps: CaptionRunsDeps): HttpApp {
       vlmModelsRoute(config.vlm, logger),
       detectionModelsRoute(config.modelsDir),
       pipelinesRoute(),
+      // Before the run routes: `/generate_captions_alerts/:run_id` would take the path for a runId.
+      metadataStreamRoute({
+        relay: deps.relay,
+        logger,
+        runStates: async () => Object.fromEntries((await runs.list(true)).map((run) => [runIdOf(run), runState(run)])),
+      }),
       ...runRoutes({
         runs,
         logger,

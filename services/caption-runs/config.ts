@@ -52,6 +52,8 @@ export interface CaptionRunsConfig {
   /** Bound of each post to caption-qa and alert-dispatch. */
   postTimeoutMs: number;
   stream: StreamSettings;
+  /** The SSE relay: messages a subscriber may have pending, and the quiet time before a status message. */
+  relay: { bufferMessages: number; idleMs: number };
 }
 
 const OWNED_PREFIXES = ['CAPTION_RUNS_', 'VLM_'];
@@ -80,6 +82,8 @@ interface CaptionRunsEnv extends PlatformEnv {
   CAPTION_RUNS_RECONNECT_MAX_SECONDS: number;
   CAPTION_RUNS_START_ATTEMPTS: number;
   CAPTION_RUNS_STATUS_INTERVAL_SECONDS: number;
+  CAPTION_RUNS_STREAM_BUFFER: number;
+  CAPTION_RUNS_STREAM_IDLE_MS: number;
 }
 
 const schema = Joi.object<CaptionRunsEnv, true>({
@@ -109,6 +113,8 @@ const schema = Joi.object<CaptionRunsEnv, true>({
   CAPTION_RUNS_RECONNECT_MAX_SECONDS: Joi.number().min(1).max(3600).default(30),
   CAPTION_RUNS_START_ATTEMPTS: Joi.number().integer().min(1).max(100).default(5),
   CAPTION_RUNS_STATUS_INTERVAL_SECONDS: Joi.number().min(0).max(3600).default(5),
+  CAPTION_RUNS_STREAM_BUFFER: Joi.number().integer().min(1).max(100_000).default(256),
+  CAPTION_RUNS_STREAM_IDLE_MS: Joi.number().integer().min(10).max(600_000).default(1000),
 });
 
 /** What caption-runs reads from the environment, and the prefixes it owns (VLM_* shared with frame-analysis). */
@@ -146,5 +152,6 @@ export function loadCaptionRunsConfig(env: NodeJS.ProcessEnv): CaptionRunsConfig
       startAttempts: c.CAPTION_RUNS_START_ATTEMPTS,
       statusIntervalMs: Math.round(c.CAPTION_RUNS_STATUS_INTERVAL_SECONDS * 1000),
     },
+    relay: { bufferMessages: c.CAPTION_RUNS_STREAM_BUFFER, idleMs: c.CAPTION_RUNS_STREAM_IDLE_MS },
   };
 }

@@ -5,6 +5,8 @@ import { createLogger, type Logger } from '../lib/log/index.js';
 import { createApp } from './app.js';
 import { loadCaptionRunsConfig, type CaptionRunsConfig } from './config.js';
 import { startEmbeddedBroker } from './relay/embedded-broker.js';
+import { MetadataRelay } from './relay/metadata-relay.js';
+import { connectRelay } from './relay/mqtt-relay-source.js';
 import { openWorkerRuntime } from './worker/worker-runtime.js';
 
 /** A running caption-runs service. */
@@ -55,9 +57,14 @@ export async function startCaptionRunsFrom(
     const runtime = openWorkerRuntime(config, controlPlane.resources, log, brokerUrl);
     cleanup.push(() => runtime.close());
     controlPlane.registerWorker(CAPTION_RUN_WORKER, runtime.worker);
+    const relay = new MetadataRelay(config.relay);
+    const source = connectRelay(brokerUrl, relay, log, `argus-caption-runs-relay-${process.pid}-${Date.now()}`);
+    cleanup.push(() => source.close());
+    cleanup.push(async () => relay.close());
     const { app } = createApp({
       logger: log,
       controlPlane,
+      relay,
       config: { ...config, modelsDir: platform.modelsDir },
     });
     const server = await listen(app, {

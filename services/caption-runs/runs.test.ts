@@ -106,6 +106,7 @@ describe('catalog', () => {
     expect(Object.keys(openapi.paths).sort()).toEqual([
       '/api/detection-models',
       '/api/generate_captions_alerts',
+      '/api/generate_captions_alerts/metadata-stream',
       '/api/generate_captions_alerts/{run_id}',
       '/api/health',
       '/api/pipelines',

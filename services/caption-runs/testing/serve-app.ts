@@ -9,6 +9,7 @@ import { openEmbeddedControlPlane, type ControlPlaneHandle } from '../../../oper
 import { DEFAULT_MODEL_NAMES } from '../../lib/inference/index.js';
 import { createLogger, type Logger } from '../../lib/log/index.js';
 import { createApp, type CaptionRunsDeps } from '../app.js';
+import { MetadataRelay, type RelayTimers } from '../relay/metadata-relay.js';
 
 /** A served app on 127.0.0.1 over an embedded control plane under a temp dir, and its parts. */
 export interface ServedRuns {
@@ -16,6 +17,8 @@ export interface ServedRuns {
   api: string;
   dataDir: string;
   plane: ControlPlaneHandle;
+  /** The app's relay: tests hand it MQTT messages (or connect it to a broker). */
+  relay: MetadataRelay;
   logger: Logger;
   /** Serves the app again over a control plane reopened on the same data dir (a restart of the process). */
   restart(): Promise<void>;
@@ -29,18 +32,25 @@ export function openTestControlPlane(dataDir: string, logger: Logger): Promise<C
 
 /** Test support: serves caption-runs over a fresh embedded control plane; `config` overrides the defaults. */
 export async function serveRuns(
-  overrides: { config?: Partial<CaptionRunsDeps['config']>; resolveHost?: CaptionRunsDeps['resolveHost'] } = {},
+  overrides: {
+    config?: Partial<CaptionRunsDeps['config']>;
+    resolveHost?: CaptionRunsDeps['resolveHost'];
+    relay?: { bufferMessages?: number; idleMs?: number; timers?: RelayTimers; clock?: () => number };
+  } = {},
 ): Promise<ServedRuns> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'caption-runs-'));
   const logger = createLogger({ service: 'caption-runs-test', level: 'error', json: true });
   const modelsDir = await ensureDefaultModels();
   let plane: ControlPlaneHandle;
   let server: http.Server;
+  let relay: MetadataRelay;
   const start = async () => {
     plane = await openTestControlPlane(dataDir, logger);
+    relay = new MetadataRelay({ bufferMessages: 64, idleMs: 1000, ...overrides.relay });
     const { app } = createApp({
       logger,
       controlPlane: plane.controlPlane,
+      relay,
       config: { modelsDir, defaultDetector: DEFAULT_MODEL_NAMES.detector, ...overrides.config },
       resolveHost: overrides.resolveHost,
     });
@@ -48,6 +58,7 @@ export async function serveRuns(
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   };
   const stop = async () => {
+    relay.close();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await plane.close();
@@ -60,6 +71,9 @@ export async function serveRuns(
     logger,
     get plane() {
       return plane;
+    },
+    get relay() {
+      return relay;
     },
     restart: async () => {
       await stop();

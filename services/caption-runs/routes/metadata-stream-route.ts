@@ -1,0 +1,76 @@
+import { once } from 'node:events';
+import Joi from 'joi';
+import { defineRoute, formatSseMessage, openSseResponse, requestSignal, type RouteSpec } from '../../lib/http/index.js';
+import type { Logger } from '../../lib/log/index.js';
+import type { MetadataRelay, RelayItem } from '../relay/metadata-relay.js';
+import type { RunState } from '../runs/run-view.js';
+
+/** What the stream route needs: the relay, and each kept run's state for the status messages. */
+export interface MetadataStreamDeps {
+  relay: MetadataRelay;
+  runStates(): Promise<Record<string, RunState>>;
+  logger: Logger;
+}
+
+async function render(item: RelayItem, deps: MetadataStreamDeps): Promise<string> {
+  if (item.kind === 'message') return item.json;
+  if (item.kind === 'missed') return JSON.stringify({ type: 'missed', missed: item.count });
+  const runs = await deps.runStates().catch((error: Error) => {
+    deps.logger.warn('run states could not be read for the stream status', { error: error.message });
+    return {};
+  });
+  return JSON.stringify({ type: 'status', runs });
+}
+
+/**
+ * GET /generate_captions_alerts/metadata-stream: one SSE stream for every run. Registered before
+ * `/generate_captions_alerts/:run_id`, which would otherwise take the path for a runId.
+ */
+export function metadataStreamRoute(deps: MetadataStreamDeps): RouteSpec {
+  return defineRoute({
+    method: 'get',
+    path: '/generate_captions_alerts/metadata-stream',
+    summary: 'Every run’s captions as one Server-Sent Events stream',
+    description:
+      'Each caption published on `live-video-captioning/{runId}` becomes one `data:` message ' +
+      '`{"runId", "data", "received_at"}` (`data`: the message’s metadata; `received_at`: seconds since the epoch). ' +
+      'After 1 s without a message: `{"type": "status", "runs": {runId: state}}` (every kept run), again each second ' +
+      'while quiet. A reader too slow for its buffer loses the oldest messages and is told: `{"type": "missed", ' +
+      '"missed": n}` before the next message.',
+    tags: ['runs'],
+    responses: {
+      200: {
+        description: 'text/event-stream; every event is a `data:` line of JSON',
+        contentType: 'text/event-stream',
+        schema: Joi.string(),
+      },
+    },
+    handler: async (ctx) => {
+      const signal = requestSignal(ctx);
+      // Subscribed before the headers go out: a client that has them misses nothing published after.
+      const subscriber = deps.relay.subscribe();
+      const res = openSseResponse(ctx);
+      const end = () => subscriber.close();
+      signal.addEventListener('abort', end, { once: true });
+      res.once('close', end);
+      try {
+        for (let item = await subscriber.next(); item; item = await subscriber.next()) {
+          const data = await render(item, deps);
+          if (res.destroyed || !res.writable) break;
+          if (!res.write(formatSseMessage({ data }))) {
+            // Waits for this reader only; the relay keeps buffering (bounded) for it meanwhile.
+            const waiting = new AbortController();
+            await Promise.race([
+              once(res, 'drain', { signal: waiting.signal }),
+              once(res, 'close', { signal: waiting.signal }),
+            ]).finally(() => waiting.abort());
+          }
+        }
+      } finally {
+        signal.removeEventListener('abort', end);
+        subscriber.close();
+        if (!res.writableEnded) res.end();
+      }
+    },
+  });
+}
