@@ -29,3 +29,17 @@ describe('platform control-plane settings', () => {
     expect((error as ConfigError).problems).toHaveLength(2);
   });
 });
+
+describe('platform shared-state setting', () => {
+  it('leaves ARGUS_REDIS_URL unset (state in memory) and reads a redis:// or rediss:// URL', () => {
+    expect(load({}).redisUrl).toBeUndefined();
+    expect(load({ ARGUS_REDIS_URL: 'redis://redis:6379/0' }).redisUrl).toBe('redis://redis:6379/0');
+    expect(load({ ARGUS_REDIS_URL: 'rediss://user:pw@redis.example:6380' }).redisUrl).toBe(
+      'rediss://user:pw@redis.example:6380',
+    );
+  });
+
+  it('refuses a URL of another scheme', () => {
+    expect(() => load({ ARGUS_REDIS_URL: 'http://redis:6379' })).toThrow(ConfigError);
+  });
+});

@@ -15,6 +15,7 @@ export interface PlatformEnv {
   ARGUS_SHUTDOWN_GRACE_SECONDS: number;
   ARGUS_CONTROL_PLANE: 'embedded' | 'kubernetes';
   ARGUS_NAMESPACE?: string;
+  ARGUS_REDIS_URL?: string;
 }
 
 /**
@@ -47,6 +48,9 @@ export const platformEnvSchema = {
     .pattern(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
     .max(63)
     .description("Namespace of the resources services create (default: the pod's namespace, else default)"),
+  ARGUS_REDIS_URL: Joi.string()
+    .uri({ scheme: ['redis', 'rediss'] })
+    .description('Redis holding the state every replica shares (unset: this process only, the embedded default)'),
 } satisfies Joi.StrictSchemaMap<PlatformEnv>;
 
 /** The platform's settings: every ARGUS_* name is the platform's, so a typo there (ARGUS_DATA_DRI) is refused. */
@@ -67,6 +71,8 @@ export interface PlatformConfig {
   controlPlane: 'embedded' | 'kubernetes';
   /** Namespace of the resources the services create. */
   namespace: string;
+  /** Redis of the state every replica of a service shares (ARGUS_REDIS_URL); undefined: in memory, one process. */
+  redisUrl?: string;
 }
 
 /** Where Kubernetes mounts the namespace of a pod's service account. */
@@ -98,5 +104,6 @@ export function toPlatformConfig(env: Record<string, any>): PlatformConfig {
     shutdownGraceMs: Math.round(env.ARGUS_SHUTDOWN_GRACE_SECONDS * 1000),
     controlPlane: env.ARGUS_CONTROL_PLANE,
     namespace: env.ARGUS_NAMESPACE ?? podNamespace() ?? 'default',
+    redisUrl: env.ARGUS_REDIS_URL,
   };
 }

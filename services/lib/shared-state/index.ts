@@ -2,7 +2,13 @@ import { MemorySharedState } from './memory-state.js';
 import { RedisSharedState } from './redis-state.js';
 import type { SharedState } from './shared-state.js';
 
-export { SharedStateUnavailableError, type SharedState } from './shared-state.js';
+export {
+  compareBroadcastIds,
+  SharedStateUnavailableError,
+  type BroadcastEntry,
+  type BroadcastListener,
+  type SharedState,
+} from './shared-state.js';
 export { MemorySharedState, type NowMs } from './memory-state.js';
 export { RedisSharedState, type RedisSharedStateOptions } from './redis-state.js';
 

@@ -1,9 +1,17 @@
-import type { SharedState } from './shared-state.js';
+import { compareBroadcastIds, type BroadcastEntry, type BroadcastListener, type SharedState } from './shared-state.js';
 
 /** Milliseconds since some fixed point; injectable so tests move time themselves. */
 export type NowMs = () => number;
 
 type Entry = { kind: 'value'; value: string; expiresAt: number } | { kind: 'list'; items: string[] };
+
+/** A broadcast channel of this process: its count, kept entries (oldest first) and listeners. */
+interface Channel {
+  epoch: number;
+  seq: number;
+  kept: BroadcastEntry[];
+  listeners: Set<BroadcastListener>;
+}
 
 /**
  * The SharedState of one process (the embedded default): a map with expiry, at most `maxKeys` keys (the oldest
@@ -13,6 +21,7 @@ type Entry = { kind: 'value'; value: string; expiresAt: number } | { kind: 'list
 export class MemorySharedState implements SharedState {
   readonly backend = 'memory';
   private readonly entries = new Map<string, Entry>();
+  private readonly channels = new Map<string, Channel>();
   private writesSinceSweep = 0;
   private closed = false;
 
@@ -81,9 +90,49 @@ export class MemorySharedState implements SharedState {
     return current?.kind === 'list' ? current.items.slice(0, count) : [];
   }
 
+  async broadcast(channel: string, item: string, keep: number): Promise<BroadcastEntry> {
+    this.assertOpen();
+    const state = this.channel(channel);
+    const entry = { id: `${state.epoch}-${++state.seq}`, item };
+    state.kept.push(entry);
+    if (state.kept.length > keep) state.kept.splice(0, state.kept.length - keep);
+    // Delivered before this call returns, like Redis delivers before its reply: a listener's failure is its own.
+    for (const listener of state.listeners) {
+      try {
+        listener(entry);
+      } catch {
+        // A listener must not stop delivery to the others.
+      }
+    }
+    return entry;
+  }
+
+  async subscribe(channel: string, listener: BroadcastListener): Promise<() => Promise<void>> {
+    this.assertOpen();
+    const { listeners } = this.channel(channel);
+    listeners.add(listener);
+    return async () => void listeners.delete(listener);
+  }
+
+  async backlog(channel: string, afterId?: string): Promise<BroadcastEntry[]> {
+    this.assertOpen();
+    const kept = this.channels.get(channel)?.kept ?? [];
+    return afterId === undefined ? [...kept] : kept.filter((entry) => compareBroadcastIds(entry.id, afterId) > 0);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.entries.clear();
+    this.channels.clear();
+  }
+
+  private channel(name: string): Channel {
+    let channel = this.channels.get(name);
+    if (!channel) {
+      channel = { epoch: this.now(), seq: 0, kept: [], listeners: new Set() };
+      this.channels.set(name, channel);
+    }
+    return channel;
   }
 
   private assertOpen(): void {

@@ -1,5 +1,11 @@
 import { Redis } from 'ioredis';
-import { SharedStateUnavailableError, type SharedState } from './shared-state.js';
+import {
+  compareBroadcastIds,
+  SharedStateUnavailableError,
+  type BroadcastEntry,
+  type BroadcastListener,
+  type SharedState,
+} from './shared-state.js';
 
 /** How to reach Redis, and whom to tell about connection trouble. */
 export interface RedisSharedStateOptions {
@@ -21,18 +27,63 @@ const COMPARE_AND_SET = `if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 else return 0 end`;
 const INCREMENT = `local value = redis.call('INCRBY', KEYS[1], ARGV[1])
   if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return value`;
+// Numbers, keeps and publishes in one step, so the ids, the backlog and every subscriber see one order. The epoch is
+// taken when the count begins (TIME, in ms): after a restart that lost the count, new ids still order after old ones.
+const BROADCAST = `local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+  local epoch = redis.call('HGET', KEYS[1], 'epoch')
+  if seq == 1 or not epoch then
+    local t = redis.call('TIME')
+    epoch = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
+    redis.call('HSET', KEYS[1], 'epoch', epoch)
+  end
+  local entry = epoch .. '-' .. seq .. ' ' .. ARGV[1]
+  redis.call('LPUSH', KEYS[2], entry)
+  redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
+  redis.call('PUBLISH', ARGV[3], entry)
+  return entry`;
+
+/** An `<id> <item>` string as the broadcast script stores and publishes it. */
+function parseEntry(raw: string): BroadcastEntry {
+  const space = raw.indexOf(' ');
+  return { id: raw.slice(0, space), item: raw.slice(space + 1) };
+}
+
+/** Resolves once `client` is connected; rejects with its first error. */
+async function connected(client: Redis): Promise<void> {
+  if (client.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const onReady = () => {
+      client.off('error', onError);
+      resolve();
+    };
+    const onError = (error: Error) => {
+      client.off('ready', onReady);
+      reject(new SharedStateUnavailableError(`redis is unreachable: ${error.message}`, { cause: error }));
+    };
+    client.once('ready', onReady);
+    client.once('error', onError);
+  });
+}
 
 /**
  * The SharedState of every replica, on Redis (ioredis). Commands are never queued while the connection is down: they
  * fail at once with SharedStateUnavailableError (a feature decides to fail open or closed), while the client keeps
  * reconnecting with back-off (capped at 5 s). Claims and counters use `SET NX PX` and Lua scripts, never a
- * read-modify-write from the client.
+ * read-modify-write from the client. Broadcasts are published (PUBLISH) by the same script that numbers and keeps them;
+ * subscriptions share a second connection.
  */
 export class RedisSharedState implements SharedState {
   readonly backend = 'redis';
   private readonly client: Redis;
+  private readonly namespace: string;
+  private readonly onError?: (error: Error) => void;
+  /** The connection in subscriber mode (Redis allows no other commands there), made on the first subscribe. */
+  private subscriber?: Promise<Redis>;
+  private readonly listeners = new Map<string, Set<BroadcastListener>>();
 
   constructor(options: RedisSharedStateOptions) {
+    this.namespace = options.namespace;
+    this.onError = options.onError;
     this.client = new Redis(options.url, {
       keyPrefix: options.namespace,
       connectionName: options.clientName,
@@ -47,20 +98,8 @@ export class RedisSharedState implements SharedState {
   }
 
   /** Resolves once connected (at start, so that a wrong URL is seen early); rejects with the first error. */
-  async ready(): Promise<void> {
-    if (this.client.status === 'ready') return;
-    await new Promise<void>((resolve, reject) => {
-      const onReady = () => {
-        this.client.off('error', onError);
-        resolve();
-      };
-      const onError = (error: Error) => {
-        this.client.off('ready', onReady);
-        reject(new SharedStateUnavailableError(`redis is unreachable: ${error.message}`, { cause: error }));
-      };
-      this.client.once('ready', onReady);
-      this.client.once('error', onError);
-    });
+  ready(): Promise<void> {
+    return connected(this.client);
   }
 
   claim(key: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -108,9 +147,79 @@ export class RedisSharedState implements SharedState {
     return this.run(() => this.client.lrange(key, 0, count - 1));
   }
 
+  broadcast(channel: string, item: string, keep: number): Promise<BroadcastEntry> {
+    const keys = [`broadcast:${channel}:count`, `broadcast:${channel}:kept`];
+    const published = this.channelName(channel);
+    return this.run(async () =>
+      parseEntry(String(await this.client.eval(BROADCAST, 2, ...keys, item, keep, published))),
+    );
+  }
+
+  subscribe(channel: string, listener: BroadcastListener): Promise<() => Promise<void>> {
+    return this.run(async () => {
+      const subscriber = await this.subscriberConnection();
+      const name = this.channelName(channel);
+      let listeners = this.listeners.get(name);
+      if (!listeners) {
+        listeners = new Set();
+        this.listeners.set(name, listeners);
+        await subscriber.subscribe(name);
+      }
+      listeners.add(listener);
+      return async () => {
+        listeners.delete(listener);
+        if (listeners.size > 0 || this.listeners.get(name) !== listeners) return;
+        this.listeners.delete(name);
+        await subscriber.unsubscribe(name).catch(() => undefined);
+      };
+    });
+  }
+
+  backlog(channel: string, afterId?: string): Promise<BroadcastEntry[]> {
+    return this.run(async () => {
+      const kept = (await this.client.lrange(`broadcast:${channel}:kept`, 0, -1)).reverse().map(parseEntry);
+      return afterId === undefined ? kept : kept.filter((entry) => compareBroadcastIds(entry.id, afterId) > 0);
+    });
+  }
+
   async close(): Promise<void> {
+    const subscriber = await this.subscriber?.catch(() => undefined);
+    if (subscriber && subscriber.status !== 'end') await subscriber.quit().catch(() => subscriber.disconnect());
     if (this.client.status === 'end') return;
     await this.client.quit().catch(() => this.client.disconnect());
+  }
+
+  /** Channel names are not keys: ioredis does not prefix them, so the namespace is added here. */
+  private channelName(channel: string): string {
+    return `${this.namespace}broadcast:${channel}`;
+  }
+
+  private subscriberConnection(): Promise<Redis> {
+    this.subscriber ??= (async () => {
+      // Same server and options; ioredis subscribes again to every channel after a reconnect (autoResubscribe).
+      const subscriber = this.client.duplicate();
+      subscriber.on('error', (error: Error) => this.onError?.(error));
+      subscriber.on('message', (name: string, raw: string) => {
+        const listeners = this.listeners.get(name);
+        if (!listeners) return;
+        const entry = parseEntry(raw);
+        for (const listener of listeners) {
+          try {
+            listener(entry);
+          } catch {
+            // A listener must not stop delivery to the others.
+          }
+        }
+      });
+      await connected(subscriber);
+      return subscriber;
+    })();
+    const pending = this.subscriber;
+    // A failed first connection is forgotten, so the next subscribe tries again.
+    pending.catch(() => {
+      if (this.subscriber === pending) this.subscriber = undefined;
+    });
+    return pending;
   }
 
   /** Runs one command; any failure (connection down, timeout, server error) is SharedStateUnavailableError. */

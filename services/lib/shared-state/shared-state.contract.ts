@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { SharedState } from './shared-state.js';
+import { compareBroadcastIds, type BroadcastEntry, type SharedState } from './shared-state.js';
 
 /** A fresh, empty SharedState, and a way to move its clock forward by `ms` (expiring what is due). */
 export interface SharedStateFixture {
@@ -68,6 +68,40 @@ export function describeSharedStateContract(name: string, open: () => Promise<Sh
       expect(await f.state.recent('missing', 3)).toEqual([]);
       await f.state.delete('list');
       expect(await f.state.recent('list', 3)).toEqual([]);
+    });
+
+    it('numbers broadcasts in order, delivers each once to every subscriber and keeps the newest as a backlog', async () => {
+      const first: BroadcastEntry[] = [];
+      const second: BroadcastEntry[] = [];
+      const stopFirst = await f.state.subscribe('events', (entry) => first.push(entry));
+      const stopSecond = await f.state.subscribe('events', (entry) => second.push(entry));
+      const sent: BroadcastEntry[] = [];
+      for (let i = 1; i <= 6; i++) sent.push(await f.state.broadcast('events', `item-${i}`, 4));
+      expect(sent.map((e) => e.item)).toEqual(['item-1', 'item-2', 'item-3', 'item-4', 'item-5', 'item-6']);
+      for (let i = 1; i < sent.length; i++) expect(compareBroadcastIds(sent[i - 1].id, sent[i].id)).toBeLessThan(0);
+      // Delivery may lag the reply (a second connection): wait for it, bounded.
+      for (let turn = 0; turn < 1000 && (first.length < 6 || second.length < 6); turn++) {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      expect(first).toEqual(sent);
+      expect(second).toEqual(sent);
+      expect(await f.state.backlog('events')).toEqual(sent.slice(2));
+      expect(await f.state.backlog('events', sent[3].id)).toEqual(sent.slice(4));
+      expect(await f.state.backlog('events', sent[5].id)).toEqual([]);
+      expect(await f.state.backlog('other')).toEqual([]);
+      await stopFirst();
+      const seventh = await f.state.broadcast('events', 'item-7', 4);
+      for (let turn = 0; turn < 1000 && second.length < 7; turn++) await new Promise((r) => setTimeout(r, 2));
+      expect(second.at(-1)).toEqual(seventh);
+      expect(first).toHaveLength(6);
+      await stopSecond();
+    });
+
+    it('orders ids by epoch first, so a count that began again still comes after the earlier one', () => {
+      expect(compareBroadcastIds('1000-9', '1000-10')).toBeLessThan(0);
+      expect(compareBroadcastIds('2000-1', '1000-500')).toBeGreaterThan(0);
+      expect(compareBroadcastIds('1000-3', '1000-3')).toBe(0);
+      expect(compareBroadcastIds('garbage', '1000-1')).toBeLessThan(0);
     });
   });
 }

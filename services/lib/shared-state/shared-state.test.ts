@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { MemorySharedState, openSharedState, RedisSharedState, SharedStateUnavailableError } from './index.js';
+import {
+  compareBroadcastIds,
+  MemorySharedState,
+  openSharedState,
+  RedisSharedState,
+  SharedStateUnavailableError,
+} from './index.js';
 import { describeSharedStateContract } from './shared-state.contract.js';
 import { REDIS_SERVER, startRedisServer, type RedisServer } from './testing/redis-server.js';
 
@@ -102,6 +108,31 @@ withRedis('RedisSharedState on a real redis-server', () => {
       }
       expect(value).toBeUndefined();
       expect(await state.increment('c', 1000)).toBe(1);
+    } finally {
+      await state.close();
+    }
+  }, 30_000);
+
+  it('listens again after Redis restarts, and numbers the restarted count after the ids before it', async () => {
+    const state = new RedisSharedState({ url: server.url, namespace: 'resubscribe:', clientName: 'argus-resub' });
+    await state.ready();
+    const received: string[] = [];
+    try {
+      await state.subscribe('events', (entry) => received.push(entry.id));
+      const before = await state.broadcast('events', 'a', 10);
+      await server.restart();
+      // Reconnection of both connections is the client's own (bounded back-off): retry until a broadcast arrives.
+      let after: string | undefined;
+      for (let attempt = 0; attempt < 400 && !received.includes(after ?? '-'); attempt++) {
+        after ??= await state.broadcast('events', 'b', 10).then(
+          (entry) => entry.id,
+          () => undefined,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(received).toEqual([before.id, after]);
+      expect(compareBroadcastIds(after!, before.id)).toBeGreaterThan(0);
+      expect((await state.backlog('events', before.id)).map((e) => e.item)).toEqual(['b']);
     } finally {
       await state.close();
     }

@@ -33,8 +33,48 @@ export interface SharedState {
   pushRecent(key: string, item: string, max: number): Promise<void>;
   /** The newest `count` items of the list `key`, newest first. */
   recent(key: string, count: number): Promise<string[]>;
+  /**
+   * Numbers `item` with the channel's next id, keeps it among the newest `keep` entries of the channel's backlog and
+   * delivers it to every subscriber of the channel (every replica), as one atomic step: ids, backlog order and
+   * delivery order agree, whichever replica broadcast.
+   */
+  broadcast(channel: string, item: string, keep: number): Promise<BroadcastEntry>;
+  /**
+   * Calls `listener` with every entry broadcast on `channel` from now on, in id order; resolves once listening, with
+   * the function that stops it. After a lost connection the adapter listens again by itself (entries broadcast
+   * meanwhile are missed: read them from the backlog).
+   */
+  subscribe(channel: string, listener: BroadcastListener): Promise<() => Promise<void>>;
+  /** The kept entries of `channel` with an id after `afterId` (every kept one without it), oldest first. */
+  backlog(channel: string, afterId?: string): Promise<BroadcastEntry[]>;
   /** Closes connections; later calls reject. */
   close(): Promise<void>;
+}
+
+/**
+ * One broadcast item. `id` is `<epoch>-<seq>`: `seq` counts the channel's items, `epoch` (milliseconds) is when its
+ * count began, so a count that starts again (a Redis restarted empty) still orders after the ids before it.
+ */
+export interface BroadcastEntry {
+  id: string;
+  item: string;
+}
+
+/** Receives the entries of a subscribed channel. */
+export type BroadcastListener = (entry: BroadcastEntry) => void;
+
+/** Negative, zero or positive as broadcast id `a` comes before, is, or comes after `b` (malformed ids come first). */
+export function compareBroadcastIds(a: string, b: string): number {
+  const [epochA, seqA] = splitBroadcastId(a);
+  const [epochB, seqB] = splitBroadcastId(b);
+  return epochA - epochB || seqA - seqB;
+}
+
+function splitBroadcastId(id: string): [number, number] {
+  const dash = id.indexOf('-');
+  const epoch = Number(id.slice(0, dash));
+  const seq = Number(id.slice(dash + 1));
+  return dash > 0 && Number.isFinite(epoch) && Number.isFinite(seq) ? [epoch, seq] : [-1, -1];
 }
 
 /** The backend of a SharedState cannot be reached (or answered with an error): the operation did not happen. */
