@@ -4,6 +4,7 @@ import type { Logger } from '../lib/log/index.js';
 import type { CaptionRunsConfig } from './config.js';
 import { captionRunsErrorStyle } from './errors.js';
 import { detectionModelsRoute, pipelinesRoute, vlmModelsRoute } from './routes/catalog-routes.js';
+import { metricsSocketRoute } from './metrics/metrics-socket.js';
 import { healthRoute } from './routes/health-route.js';
 import { metadataStreamRoute } from './routes/metadata-stream-route.js';
 import type { MetadataRelay } from './relay/metadata-relay.js';
@@ -53,6 +54,7 @@ export function createApp(deps: CaptionRunsDeps): HttpApp {
       vlmModelsRoute(config.vlm, logger),
       detectionModelsRoute(config.modelsDir),
       pipelinesRoute(),
+      metricsSocketRoute(),
       // Before the run routes: `/generate_captions_alerts/:run_id` would take the path for a runId.
       metadataStreamRoute({
         relay: deps.relay,

@@ -54,6 +54,8 @@ export interface CaptionRunsConfig {
   stream: StreamSettings;
   /** The SSE relay: messages a subscriber may have pending, and the quiet time before a status message. */
   relay: { bufferMessages: number; idleMs: number };
+  /** Time between metrics WebSocket frames. */
+  metricsIntervalMs: number;
 }
 
 const OWNED_PREFIXES = ['CAPTION_RUNS_', 'VLM_'];
@@ -84,6 +86,7 @@ interface CaptionRunsEnv extends PlatformEnv {
   CAPTION_RUNS_STATUS_INTERVAL_SECONDS: number;
   CAPTION_RUNS_STREAM_BUFFER: number;
   CAPTION_RUNS_STREAM_IDLE_MS: number;
+  CAPTION_RUNS_METRICS_INTERVAL_MS: number;
 }
 
 const schema = Joi.object<CaptionRunsEnv, true>({
@@ -115,6 +118,7 @@ const schema = Joi.object<CaptionRunsEnv, true>({
   CAPTION_RUNS_STATUS_INTERVAL_SECONDS: Joi.number().min(0).max(3600).default(5),
   CAPTION_RUNS_STREAM_BUFFER: Joi.number().integer().min(1).max(100_000).default(256),
   CAPTION_RUNS_STREAM_IDLE_MS: Joi.number().integer().min(10).max(600_000).default(1000),
+  CAPTION_RUNS_METRICS_INTERVAL_MS: Joi.number().integer().min(100).max(600_000).default(1000),
 });
 
 /** What caption-runs reads from the environment, and the prefixes it owns (VLM_* shared with frame-analysis). */
@@ -153,5 +157,6 @@ export function loadCaptionRunsConfig(env: NodeJS.ProcessEnv): CaptionRunsConfig
       statusIntervalMs: Math.round(c.CAPTION_RUNS_STATUS_INTERVAL_SECONDS * 1000),
     },
     relay: { bufferMessages: c.CAPTION_RUNS_STREAM_BUFFER, idleMs: c.CAPTION_RUNS_STREAM_IDLE_MS },
+    metricsIntervalMs: c.CAPTION_RUNS_METRICS_INTERVAL_MS,
   };
 }

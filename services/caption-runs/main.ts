@@ -4,9 +4,13 @@ import { listen, type StopOptions } from '../lib/http/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
 import { createApp } from './app.js';
 import { loadCaptionRunsConfig, type CaptionRunsConfig } from './config.js';
+import { MetricsSocket } from './metrics/metrics-socket.js';
+import { RunMetrics } from './metrics/run-metrics.js';
 import { startEmbeddedBroker } from './relay/embedded-broker.js';
+import { SYSTEM_TIMERS } from './relay/metadata-relay.js';
 import { MetadataRelay } from './relay/metadata-relay.js';
 import { connectRelay } from './relay/mqtt-relay-source.js';
+import type { OutputCounters } from './worker/outputs.js';
 import { openWorkerRuntime } from './worker/worker-runtime.js';
 
 /** A running caption-runs service. */
@@ -54,19 +58,32 @@ export async function startCaptionRunsFrom(
       cleanup.push(() => broker.close());
       brokerUrl = broker.url;
     }
-    const runtime = openWorkerRuntime(config, controlPlane.resources, log, brokerUrl);
-    cleanup.push(() => runtime.close());
-    controlPlane.registerWorker(CAPTION_RUN_WORKER, runtime.worker);
     const relay = new MetadataRelay(config.relay);
     const source = connectRelay(brokerUrl, relay, log, `argus-caption-runs-relay-${process.pid}-${Date.now()}`);
     cleanup.push(() => source.close());
     cleanup.push(async () => relay.close());
-    const { app } = createApp({
+    const { app, metrics } = createApp({
       logger: log,
       controlPlane,
       relay,
       config: { ...config, modelsDir: platform.modelsDir },
     });
+    // The worker's figures: on /metrics, and every second on the metrics WebSocket.
+    const counters: OutputCounters = { embeddingsPosted: 0, embeddingFailures: 0, alertsRaised: 0, alertFailures: 0 };
+    const runMetrics = new RunMetrics(metrics.registry, Date.now, { relay, outputs: counters });
+    const runtime = openWorkerRuntime(config, controlPlane.resources, log, brokerUrl, {
+      onCaption: (event) => runMetrics.caption(event),
+      onReconnect: (runId) => runMetrics.reconnect(runId),
+      counters,
+    });
+    cleanup.push(() => runtime.close());
+    const socket = new MetricsSocket(runMetrics, {
+      intervalMs: config.metricsIntervalMs,
+      maxClients: 64,
+      timers: SYSTEM_TIMERS,
+    });
+    cleanup.push(async () => socket.close());
+    controlPlane.registerWorker(CAPTION_RUN_WORKER, runtime.worker);
     const server = await listen(app, {
       port: config.port,
       host: config.host,
@@ -74,6 +91,7 @@ export async function startCaptionRunsFrom(
       name: 'caption-runs',
       graceMs: platform.shutdownGraceMs,
     });
+    socket.attach(server.server);
     log.info('caption runs ready', {
       url: server.url,
       mqtt: config.mqttBroker ? 'external' : `embedded (${brokerUrl})`,
@@ -89,6 +107,7 @@ export async function startCaptionRunsFrom(
       brokerUrl,
       close: (options) =>
         (closing ??= (async () => {
+          socket.close();
           await server.close(options);
           await release();
         })()),

@@ -111,6 +111,7 @@ describe('catalog', () => {
       '/api/health',
       '/api/pipelines',
       '/api/vlm-models',
+      '/api/ws/metrics',
     ]);
     for (const page of ['/docs', '/redoc']) expect((await fetch(`${runs.url}${page}`)).status).toBe(200);
     await fetch(`${runs.api}/health`);

@@ -29,4 +29,6 @@ export const CAPTION_RUNS_SWEEP: SweepEndpoint[] = [
   { method: 'GET', path: '/detection-models', allow: ['GET', 'HEAD'] },
   { method: 'GET', path: '/pipelines', allow: ['GET', 'HEAD'] },
   { method: 'GET', path: '/health', allow: ['GET', 'HEAD'] },
+  // A GET without an upgrade is 426; the stream (metadata-stream) is not swept: it never ends by itself.
+  { method: 'GET', path: '/ws/metrics', allow: ['GET', 'HEAD'] },
 ];

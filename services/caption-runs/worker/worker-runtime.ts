@@ -19,6 +19,8 @@ export interface WorkerRuntime {
 export interface WorkerHooks {
   onCaption?(event: CaptionEvent): void;
   onReconnect?(runId: string): void;
+  /** Where the outputs' counts go (default: a new object, on the runtime). */
+  counters?: OutputCounters;
 }
 
 /** The worker's pacing from the configuration: back-off 1 s doubling up to CAPTION_RUNS_RECONNECT_MAX_SECONDS. */
@@ -56,7 +58,12 @@ export function openWorkerRuntime(
     return (await loading).detector;
   };
   const vlm = config.vlm;
-  const counters: OutputCounters = { embeddingsPosted: 0, embeddingFailures: 0, alertsRaised: 0, alertFailures: 0 };
+  const counters: OutputCounters = hooks.counters ?? {
+    embeddingsPosted: 0,
+    embeddingFailures: 0,
+    alertsRaised: 0,
+    alertFailures: 0,
+  };
   const worker = captionRunWorker({
     resources,
     logger,
