@@ -8,7 +8,9 @@ import { ChatCompletionsClient } from '../lib/llm/index.js';
 import { bundledFfmpegPaths } from '../lib/media/index.js';
 import { OFFLINE_CAPTION_LABEL } from '../lib/scene-description/index.js';
 import { runResourceName } from './runs/run-ids.js';
+import { connectRelay } from './relay/mqtt-relay-source.js';
 import { startJsonReceiver, type JsonReceiver } from './testing/json-receiver.js';
+import { readSse } from './testing/sse-reader.js';
 import { rtspServerUnavailable, startRtspServer, type RtspServer } from './testing/rtsp-server.js';
 import { sendJson, serveRuns, type ServedRuns } from './testing/serve-app.js';
 import { startTestBroker, subscribe, type Subscriber, type TestBroker } from './testing/test-broker.js';
@@ -131,6 +133,31 @@ async function startRun(body: Record<string, unknown>) {
       abort.abort();
       await done;
     },
+    /** The process stops (no DELETE): the worker returns, the run stays as it was, to resume. */
+    shutdown: async () => {
+      abort.abort();
+      await done;
+    },
+  };
+}
+
+/** Runs the worker again for an existing run (the process restarted), and the way to stop it. */
+function resumeRun(runId: string) {
+  const store = runs.plane.controlPlane.resources;
+  const abort = new AbortController();
+  const done = captionRunWorker(deps(store))({
+    namespace: 'default',
+    name: runResourceName(runId),
+    index: 0,
+    completions: 1,
+    signal: abort.signal,
+  });
+  return {
+    stop: async () => {
+      await fetch(`${runs.api}/generate_captions_alerts/${runId}`, { method: 'DELETE' });
+      abort.abort();
+      await done;
+    },
   };
 }
 
@@ -188,6 +215,47 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
     expect(stopped?.status).toMatchObject({ phase: 'Stopped', finishedTime: expect.any(String) });
     const perChunk = receiver.bodies.filter((b) => b.path === '/api/v1/alerts').map((b) => b.body.metadata.frame_id);
     expect(new Set(perChunk).size).toBe(perChunk.length);
+  }, 60_000);
+
+  it('start → captions on MQTT and on the SSE stream of the relay → stop', async () => {
+    const source = connectRelay(broker.url, runs.relay, runs.logger, 'worker-test-relay');
+    await source.subscribed;
+    const stream = await readSse(`${runs.api}/generate_captions_alerts/metadata-stream`);
+    const run = await startRun({ rtspUrl: camera.url, runName: 'relayed', frameRate: 4, modelName: OFFLINE });
+    try {
+      const captions = async () => {
+        for (let count = 1; ; count++) {
+          const messages = await stream.waitFor(count);
+          const found = messages.find((m) => m.runId === 'relayed');
+          if (found) return found;
+        }
+      };
+      const envelope = await captions();
+      expect(envelope).toEqual({
+        runId: 'relayed',
+        data: expect.objectContaining({ result: expect.stringContaining('Offline caption'), img_format: 'jpeg' }),
+        received_at: expect.any(Number),
+      });
+    } finally {
+      await run.stop();
+      await stream.close();
+      await source.close();
+    }
+  }, 60_000);
+
+  it('resumes a run after the process restarts: not stopped by the shutdown, counting on from its status', async () => {
+    const run = await startRun({ rtspUrl: camera.url, runName: 'resumed', frameRate: 4, modelName: OFFLINE });
+    await subscriber.waitFor((m) => m.topic === 'live-video-captioning/resumed');
+    await run.shutdown();
+    const kept = (await run.store.get('CaptionRun', 'default', runResourceName('resumed')))!;
+    expect(kept.status?.phase).toBe('Running');
+    const before = kept.status?.framesProcessed ?? 0;
+    expect(before).toBeGreaterThan(0);
+    const at = subscriber.messages.length;
+    const resumed = resumeRun('resumed');
+    const next = await subscriber.waitFor((m) => m.topic === 'live-video-captioning/resumed', at);
+    expect(next.payload.metadata.frame_id).toBeGreaterThan(before);
+    await resumed.stop();
   }, 60_000);
 
   it('outlives a camera reboot: Reconnecting while the stream is away, captions again once it is back', async () => {
