@@ -25,6 +25,8 @@ export interface AlertDispatchConfig {
   tools: { timeoutMs: number; maxAttempts: number; baseDelayMs: number; maxDelayMs: number };
   dedupMaxEntries: number;
   keepaliveMs: number;
+  /** Dispatch events kept for SSE clients that resume with Last-Event-ID (with ARGUS_REDIS_URL). */
+  streamReplay: number;
   /** Bounded intake of POST /alerts. */
   queue: { concurrency: number; maxLength: number };
   /** How long running dispatches may finish at shutdown before their tools and model calls are aborted. */
@@ -57,6 +59,7 @@ interface AlertDispatchEnv extends PlatformEnv, LlmEnv {
   ALERT_TOOL_RETRY_MAX_MS: number;
   ALERT_DEDUP_MAX_ENTRIES: number;
   ALERT_SSE_KEEPALIVE_MS: number;
+  ALERT_STREAM_REPLAY: number;
   ALERT_QUEUE_CONCURRENCY: number;
   ALERT_QUEUE_LENGTH: number;
   ALERT_DRAIN_GRACE_MS: number;
@@ -86,6 +89,7 @@ const schema = Joi.object<AlertDispatchEnv, true, AlertDispatchEnvKeys>({
   ALERT_TOOL_RETRY_MAX_MS: Joi.number().integer().min(0).max(300_000).default(10_000),
   ALERT_DEDUP_MAX_ENTRIES: Joi.number().integer().min(1).max(10_000_000).default(10_000),
   ALERT_SSE_KEEPALIVE_MS: Joi.number().integer().min(100).default(15_000),
+  ALERT_STREAM_REPLAY: Joi.number().integer().min(1).max(100_000).default(1000),
   ALERT_QUEUE_CONCURRENCY: Joi.number().integer().min(1).max(1024).default(16),
   ALERT_QUEUE_LENGTH: Joi.number().integer().min(0).max(100_000).default(128),
   ALERT_DRAIN_GRACE_MS: Joi.number().integer().min(0).max(600_000).default(5000),
@@ -119,6 +123,7 @@ export function loadAlertDispatchConfig(env: NodeJS.ProcessEnv): AlertDispatchCo
     },
     dedupMaxEntries: c.ALERT_DEDUP_MAX_ENTRIES,
     keepaliveMs: c.ALERT_SSE_KEEPALIVE_MS,
+    streamReplay: c.ALERT_STREAM_REPLAY,
     queue: { concurrency: c.ALERT_QUEUE_CONCURRENCY, maxLength: c.ALERT_QUEUE_LENGTH },
     drainGraceMs: c.ALERT_DRAIN_GRACE_MS,
   };

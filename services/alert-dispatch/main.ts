@@ -3,12 +3,12 @@ import { createLogger, type Logger } from '../lib/log/index.js';
 import { API_BASE_PATH, createApp } from './app.js';
 import type { AlertDispatchConfig } from './config.js';
 import { ToolAgent } from './dispatch/agent.js';
-import { DedupStore } from './dispatch/dedup.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { DispatchQueue } from './dispatch/dispatch-queue.js';
 import { systemClock } from './dispatch/clock.js';
 import type { RetryPolicy } from './dispatch/run-tool.js';
 import { McpManager } from './mcp/mcp-manager.js';
+import { openReplication } from './shared/replication.js';
 import { EventHub } from './streams/event-hub.js';
 import { SubscriptionStore } from './subscriptions/subscription-store.js';
 import { captureSnapshotTool } from './tools/capture-snapshot.js';
@@ -40,6 +40,8 @@ export async function startAlertDispatch(
     createLogger({ service: 'alert-dispatch', level: config.platform.logLevel, json: config.platform.logJson });
   const clock = systemClock;
   const policy: RetryPolicy = config.tools;
+  // First: an unreachable ARGUS_REDIS_URL stops start-up before anything else is opened.
+  const replication = await openReplication(config, clock, log);
 
   const mqtt = publishMqttTool({ brokerUrl: config.mqttBroker, topicTemplate: config.mqttTopic, logger: log });
   // `${NAME}` in the MCP file is replaced from the service's environment (tokens stay out of the file).
@@ -62,7 +64,7 @@ export async function startAlertDispatch(
     await mcp.start(); // an invalid MCP file stops start-up, like any invalid configuration
   } catch (err) {
     subscriptions.close();
-    await mcp.close();
+    await Promise.allSettled([mcp.close(), replication.close()]);
     throw err;
   }
 
@@ -77,12 +79,16 @@ export async function startAlertDispatch(
       adk_enabled: Boolean(agent),
       mcp_enabled: mcp.status().enabled,
     },
+    replay: replication.replay,
   });
+  const events = replication.events(hub);
+  await replication.start();
   const dispatcher = new Dispatcher({
     registry,
     subscriptions,
-    dedup: new DedupStore(clock, config.dedupMaxEntries),
-    events: hub,
+    dedup: replication.dedup,
+    escalationCounter: replication.escalationCounter,
+    events,
     logger: log,
     agent,
     policy,
@@ -118,6 +124,7 @@ export async function startAlertDispatch(
     webhook: Boolean(config.webhookUrl),
     mqtt: Boolean(config.mqttBroker),
     subscriptions: initial.count,
+    shared_state: replication.backend,
   });
 
   let closing: Promise<void> | undefined;
@@ -128,7 +135,7 @@ export async function startAlertDispatch(
         if (stop.deadline !== undefined) drainMs = drainWithin(config.drainGraceMs, stop.deadline - Date.now());
         subscriptions.close();
         await server.close(stop);
-        await Promise.allSettled([mcp.close(), mqtt.close()]);
+        await Promise.allSettled([mcp.close(), mqtt.close(), replication.close()]);
       })()),
   };
 }

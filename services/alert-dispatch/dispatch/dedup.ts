@@ -23,6 +23,17 @@ export interface DedupVerdict {
   pending?: Promise<void>;
 }
 
+/**
+ * Where the dispatcher checks and records dedup keys: DedupStore (this process, synchronous) or SharedDedupStore
+ * (every replica, on the shared state).
+ */
+export interface DedupGate {
+  /** Checks `request` against `spec`; a new (or expired) key is claimed for the caller, who then calls `settle`. */
+  check(request: ActionRequest, spec: DedupSpec | undefined): DedupVerdict | Promise<DedupVerdict>;
+  /** Ends the claim on `key`: a delivered alert opens its window; the waiters wake. */
+  settle(key: string, delivered: boolean): void | Promise<void>;
+}
+
 /** A key claimed by a running dispatch: when it started and who waits for its outcome. */
 interface Claim {
   startedAt: number;
@@ -65,7 +76,7 @@ export function dedupKey(request: ActionRequest, spec: DedupSpec): string | null
  * dispatch of a key runs, later ones wait for its outcome (`pending`): suppressed if it delivered, run if it did not.
  * A hit does not extend the window: an alert repeating forever still gets through once per window.
  */
-export class DedupStore {
+export class DedupStore implements DedupGate {
   private readonly expiries = new Map<string, number>();
   private readonly running = new Map<string, Claim>();
 

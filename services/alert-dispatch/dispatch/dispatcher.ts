@@ -4,7 +4,8 @@ import type { ToolRegistry } from '../tools/registry.js';
 import type { DispatchTool } from '../tools/tool.js';
 import { AgentUnavailable, type ToolAgent } from './agent.js';
 import { isoWithOffset, systemClock, type Clock } from './clock.js';
-import type { DedupStore } from './dedup.js';
+import type { DedupGate } from './dedup.js';
+import type { EscalationCounter } from './escalation-counter.js';
 import { resolvePlan, type SubscriptionDefaults } from './resolve-tools.js';
 import { DEFAULT_RETRY_POLICY, runTool, type RetryPolicy } from './run-tool.js';
 import type { ActionRequest, DispatchResult, ToolOutcome, ToolRunResult } from './types.js';
@@ -23,7 +24,9 @@ export interface SubscriptionLookup {
 export interface DispatcherDeps {
   registry: ToolRegistry;
   subscriptions: SubscriptionLookup;
-  dedup: DedupStore;
+  dedup: DedupGate;
+  /** Counts consecutive alerts for escalations with `count_window_seconds` (shared by every replica when on Redis). */
+  escalationCounter?: EscalationCounter;
   events: EventPublisher;
   logger: Logger;
   /** Present in agent mode (LLM_BASE_URL configured). */
@@ -106,10 +109,13 @@ export class Dispatcher {
     clearTimeout(timer);
   }
 
-  private async run(received: ActionRequest): Promise<DispatchResult> {
+  private async run(arrived: ActionRequest): Promise<DispatchResult> {
     const started = performance.now();
     const { logger } = this.deps;
-    const subscription = this.deps.subscriptions.find(received.alert_name);
+    const subscription = this.deps.subscriptions.find(arrived.alert_name);
+    const countWindow = (arrived.escalation ?? subscription?.escalation)?.count_window_seconds;
+    // Only escalations that ask for the service's count wait for it; every other alert takes no extra turn.
+    const received = countWindow === undefined ? arrived : await this.counted(arrived, countWindow);
     const plan = resolvePlan(received, subscription);
     // Tools, the agent and the event see the effective escalation, threshold included.
     const request: ActionRequest =
@@ -135,11 +141,13 @@ export class Dispatcher {
       this.publish(request, plan.escalated, finish(result, started));
       return result;
     }
-    let verdict = this.deps.dedup.check(request, plan.dedup);
+    const checked = this.deps.dedup.check(request, plan.dedup);
+    // The in-memory store answers at once: no extra turn for the common case.
+    let verdict = checked instanceof Promise ? await checked : checked;
     // A duplicate of an alert still being dispatched waits for that outcome: only a delivered alert suppresses.
     while (verdict.pending) {
       await verdict.pending;
-      verdict = this.deps.dedup.check(request, plan.dedup);
+      verdict = await this.deps.dedup.check(request, plan.dedup);
     }
     if (verdict.duplicate) {
       logger.info('duplicate alert suppressed', { event_id: request.event_id, alert_name: request.alert_name });
@@ -210,8 +218,27 @@ export class Dispatcher {
       return result;
     } finally {
       // Delivered = at least one tool succeeded; anything less leaves the sender's retry free to run.
-      if (verdict.key !== null) this.deps.dedup.settle(verdict.key, result.actions_taken.length > 0);
+      const settled =
+        verdict.key === null ? undefined : this.deps.dedup.settle(verdict.key, result.actions_taken.length > 0);
+      if (settled) await settled;
     }
+  }
+
+  /**
+   * `request` with the service's count of consecutive alerts when that is larger than the sender's; an alert
+   * answered NO starts the count again. The shared count unknown (an outage): the sender's count stands.
+   */
+  private async counted(request: ActionRequest, windowSeconds: number): Promise<ActionRequest> {
+    const counter = this.deps.escalationCounter;
+    if (!counter) return request;
+    if (request.answer === 'NO') {
+      await counter.reset(request);
+      return request;
+    }
+    const count = await counter.count(request, windowSeconds);
+    return count !== undefined && count > request.consecutive_count
+      ? { ...request, consecutive_count: count }
+      : request;
   }
 
   private runOne(

@@ -42,6 +42,14 @@ export const dedupSchema = Joi.object<DedupSpec, true>({
 export const escalationSchema = Joi.object<EscalationSpec, true>({
   threshold_consecutive: Joi.number().integer().min(1).allow(null),
   additional_tools: toolListSchema.default([]),
+  count_window_seconds: Joi.number()
+    .integer()
+    .min(1)
+    .max(86_400)
+    .description(
+      'Count the consecutive YES alerts of this alert_name and source_id in the service (every replica) for this ' +
+        "fixed window; the larger of that count and the request's consecutive_count is compared with the threshold",
+    ),
 });
 
 /** Infers `encoding` from the data field present when the caller left it out. */

@@ -27,6 +27,8 @@ export interface DedupSpec {
 export interface EscalationSpec {
   threshold_consecutive?: number | null;
   additional_tools: string[];
+  /** When set, the service counts consecutive YES alerts per alert_name and source_id itself, for this window. */
+  count_window_seconds?: number;
 }
 
 /** Per-tool argument objects, keyed by tool name. */

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { defineRoute, formatSseMessage, HttpError, openSseResponse, type RouteSpec } from '../../lib/http/index.js';
 import type { Logger } from '../../lib/log/index.js';
+import { compareBroadcastIds } from '../../lib/shared-state/index.js';
 import { wsTextFrame } from './ws-frame.js';
 
 /** Options of the EventHub; budgets are per subscriber. */
@@ -26,6 +27,19 @@ export interface EventHubOptions {
   serviceInfo: Record<string, unknown>;
   /** Absolute path WebSocket upgrades are accepted on: the app's base path + `/ws` (the routes are relative to it). */
   wsPath: string;
+  /**
+   * Set when the events come numbered from the shared broadcast of every replica (`deliverNumbered`): the SSE `id` is
+   * that shared id, the hub's own events (`init`, `keepalive`, local fallbacks) carry none, and an SSE client
+   * reconnecting with `Last-Event-ID` first gets what `replay` still holds after that id.
+   */
+  replay?: (afterId: string) => Promise<NumberedEvent[]>;
+}
+
+/** An event numbered by the shared broadcast; `json` is its data, serialised. */
+export interface NumberedEvent {
+  id: string;
+  event: string;
+  json: string;
 }
 
 /** Subscriber counts and the number dropped for being too slow since start. */
@@ -40,6 +54,10 @@ interface Frame {
   count: number;
   sse: Buffer;
   ws: Buffer;
+  /** The shared id of a single numbered event. */
+  id?: string;
+  /** The single frames of a batch (absent: this frame is single). */
+  parts?: Frame[];
   /** `sse` as one HTTP/1.1 chunk, made on first use. */
   sseChunk?: Buffer;
 }
@@ -54,6 +72,10 @@ function chunkedFrame(frame: Frame): Buffer {
 interface Subscriber {
   kind: 'sse' | 'ws';
   pending: number;
+  /** While its replay is read: the frames published meanwhile, sent after the replay. */
+  held?: Frame[];
+  /** After a replay: the last shared id it was sent; frames up to it are not sent again (cleared once passed). */
+  seen?: string;
   send(frame: Frame): void;
   buffered(): number;
   end(): void;
@@ -62,6 +84,17 @@ interface Subscriber {
 }
 
 const CLOSE_GRACE_MS = 2000;
+
+/** `frames` as one frame: itself when single, else their bytes concatenated (the parts kept for filtering). */
+function batchOf(frames: Frame[]): Frame {
+  if (frames.length === 1) return frames[0];
+  return {
+    count: frames.length,
+    sse: Buffer.concat(frames.map((f) => f.sse)),
+    ws: Buffer.concat(frames.map((f) => f.ws)),
+    parts: frames,
+  };
+}
 
 /**
  * Fans events out to SSE and WebSocket subscribers. publish() serialises once and never waits for I/O: events
@@ -77,6 +110,7 @@ export class EventHub {
   private readonly minFlushIntervalMs: number;
   private readonly serviceInfo: Record<string, unknown>;
   private readonly wsPath: string;
+  private readonly replay?: (afterId: string) => Promise<NumberedEvent[]>;
   private readonly subscribers = new Set<Subscriber>();
   private readonly wss: WebSocketServer;
   private readonly keepaliveTimer: NodeJS.Timeout;
@@ -98,6 +132,7 @@ export class EventHub {
     this.minFlushIntervalMs = opts.minFlushIntervalMs ?? 20;
     this.serviceInfo = opts.serviceInfo;
     this.wsPath = opts.wsPath;
+    this.replay = opts.replay;
     // Clients only listen; a small payload cap keeps a misbehaving client from making us buffer its frames.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: 4096, perMessageDeflate: false });
     this.keepaliveTimer = setInterval(() => this.tick(), this.keepaliveMs);
@@ -114,6 +149,16 @@ export class EventHub {
       this.logger.error('stream event could not be serialised', { event, error: (err as Error).message });
       frame = this.frame('error', { message: 'event could not be serialised', event });
     }
+    this.enqueue(frame);
+  }
+
+  /** Sends an event numbered by the shared broadcast (the `replay` mode): its id is the SSE `id`. */
+  deliverNumbered(numbered: NumberedEvent): void {
+    if (this.closed || this.subscribers.size === 0) return;
+    this.enqueue(this.numberedFrame(numbered));
+  }
+
+  private enqueue(frame: Frame): void {
     this.queued.push(frame);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
@@ -141,8 +186,9 @@ export class EventHub {
       handler: (ctx) => {
         if (this.closed) throw new HttpError(503, 'Service is shutting down');
         if (this.full()) throw new HttpError(503, 'Too many stream subscribers', { 'Retry-After': '5' });
+        const lastEventId = ctx.get('last-event-id');
         const res = openSseResponse(ctx);
-        this.addSse(res, ctx.state.requestId);
+        this.addSse(res, ctx.state.requestId, this.replay && lastEventId ? lastEventId : undefined);
       },
     });
   }
@@ -221,9 +267,19 @@ export class EventHub {
 
   private frame(event: string, data: unknown): Frame {
     const json = JSON.stringify(data ?? null);
-    const id = this.nextId++;
+    // With shared numbering only the broadcast's ids may appear, or a reconnecting client would echo a local one.
+    const id = this.replay ? undefined : this.nextId++;
     return {
       count: 1,
+      sse: Buffer.from(formatSseMessage({ id, event, data: json })),
+      ws: wsTextFrame(Buffer.from(`{"event":${JSON.stringify(event)},"data":${json}}`)),
+    };
+  }
+
+  private numberedFrame({ id, event, json }: NumberedEvent): Frame {
+    return {
+      count: 1,
+      id,
       sse: Buffer.from(formatSseMessage({ id, event, data: json })),
       ws: wsTextFrame(Buffer.from(`{"event":${JSON.stringify(event)},"data":${json}}`)),
     };
@@ -235,29 +291,25 @@ export class EventHub {
     const frames = this.queued;
     if (frames.length === 0) return;
     this.queued = [];
-    const batch: Frame =
-      frames.length === 1
-        ? frames[0]
-        : {
-            count: frames.length,
-            sse: Buffer.concat(frames.map((f) => f.sse)),
-            ws: Buffer.concat(frames.map((f) => f.ws)),
-          };
+    const batch = batchOf(frames);
     for (const subscriber of this.subscribers) this.deliver(subscriber, batch);
   };
 
   private deliver(subscriber: Subscriber, frame: Frame): void {
+    if (subscriber.held) {
+      subscriber.held.push(...(frame.parts ?? [frame]));
+      return;
+    }
+    if (subscriber.seen !== undefined) {
+      const unseen = this.unseen(subscriber, frame.parts ?? [frame]);
+      if (unseen.length === 0) return;
+      frame = batchOf(unseen);
+    }
     if (subscriber.pending >= this.maxBufferedEvents || subscriber.buffered() > this.maxBufferedBytes) {
       this.drop(subscriber);
       return;
     }
-    try {
-      subscriber.send(frame);
-    } catch (err) {
-      this.logger.warn('stream write failed', { transport: subscriber.kind, error: (err as Error).message });
-      this.remove(subscriber);
-      subscriber.destroy();
-    }
+    this.send(subscriber, frame);
   }
 
   private drop(subscriber: Subscriber): void {
@@ -271,12 +323,70 @@ export class EventHub {
     subscriber.destroy();
   }
 
-  private add(subscriber: Subscriber): void {
+  /**
+   * The frames of `parts` after the subscriber's `seen` id (unnumbered ones always). The broadcast arrives in id
+   * order, so once a frame after `seen` went out none can come at or before it: `seen` is cleared.
+   */
+  private unseen(subscriber: Subscriber, parts: Frame[]): Frame[] {
+    const unseen: Frame[] = [];
+    for (const part of parts) {
+      if (part.id === undefined) unseen.push(part);
+      else if (subscriber.seen === undefined || compareBroadcastIds(part.id, subscriber.seen) > 0) {
+        unseen.push(part);
+        subscriber.seen = undefined;
+      }
+    }
+    return unseen;
+  }
+
+  private add(subscriber: Subscriber, lastEventId?: string): void {
     // Events published before this subscriber connected go out first, so its ids start after its `init`.
     this.flush();
     this.subscribers.add(subscriber);
     this.counts[subscriber.kind]++;
     this.deliver(subscriber, this.frame('init', { ...this.serviceInfo, server_time: new Date().toISOString() }));
+    if (lastEventId !== undefined) void this.catchUp(subscriber, lastEventId);
+  }
+
+  /**
+   * Sends a reconnecting subscriber what it missed: the kept events after `lastEventId`, then those published while
+   * they were read, each once (an event both kept and delivered live is sent once, by id). Held from the start, so
+   * nothing published meanwhile slips between the two. Replay unavailable: it goes on live, and is told so.
+   */
+  private async catchUp(subscriber: Subscriber, lastEventId: string): Promise<void> {
+    subscriber.held = [];
+    let missed: Frame[];
+    try {
+      missed = (await this.replay!(lastEventId)).map((numbered) => this.numberedFrame(numbered));
+    } catch (err) {
+      this.logger.debug('stream replay unavailable', { error: (err as Error).message });
+      missed = [this.frame('error', { message: 'missed events could not be replayed' })];
+    }
+    const held = subscriber.held;
+    subscriber.held = undefined;
+    if (!this.subscribers.has(subscriber)) return;
+    subscriber.seen = lastEventId;
+    const frames = [...missed, ...held];
+    // seen is cleared by the first newer frame: keep it at the last one sent, for the live frames still to come.
+    let last: string | undefined = lastEventId;
+    const unseen = frames.filter((frame) => {
+      if (frame.id === undefined) return true;
+      if (last !== undefined && compareBroadcastIds(frame.id, last) <= 0) return false;
+      last = frame.id;
+      return true;
+    });
+    subscriber.seen = last;
+    if (unseen.length > 0) this.send(subscriber, batchOf(unseen));
+  }
+
+  private send(subscriber: Subscriber, frame: Frame): void {
+    try {
+      subscriber.send(frame);
+    } catch (err) {
+      this.logger.warn('stream write failed', { transport: subscriber.kind, error: (err as Error).message });
+      this.remove(subscriber);
+      subscriber.destroy();
+    }
   }
 
   private remove(subscriber: Subscriber): void {
@@ -293,7 +403,7 @@ export class EventHub {
    * built once per batch: res.write() would frame it again per subscriber as a four-buffer writev, about three times
    * the cost. res.end() still writes the terminating chunk. HTTP/1.0 clients get plain writes.
    */
-  private addSse(res: http.ServerResponse, requestId: string): void {
+  private addSse(res: http.ServerResponse, requestId: string, lastEventId?: string): void {
     const socket = res.socket;
     const raw = res.chunkedEncoding && socket !== null;
     const subscriber: Subscriber = {
@@ -312,7 +422,7 @@ export class EventHub {
     };
     res.on('close', () => this.remove(subscriber));
     res.on('error', (err) => this.logger.debug('sse stream error', { requestId, error: err.message }));
-    this.add(subscriber);
+    this.add(subscriber, lastEventId);
   }
 
   /**
