@@ -36,6 +36,12 @@ export function createApp(deps: CameraRulesDeps): HttpApp {
       description:
         'Rules that map object-detection labels to actions per camera, cameras and events from a network video ' +
         'recorder (Frigate, or a recordings directory in its layout), per-camera watchers and rule results.',
+      tags: {
+        health: 'Liveness and whether the recorder, search, alert-dispatch and the broker answer',
+        recorder: 'Cameras and events from the network video recorder',
+        rules: 'Label → action rules per camera and the results of the rules that ran',
+        watchers: 'Per-camera watchers: which cameras are watched',
+      },
     },
     service: 'camera-rules',
     logger: deps.logger,

@@ -70,6 +70,12 @@ export function createApp(deps: CaptionQaDeps): HttpApp {
         'Questions about live video, answered from the captions the cameras produced: retrieval by similarity, time ' +
         'words and named cameras or runs, the answer streamed from an OpenAI-compatible LLM or, without one, an ' +
         'offline answer built from the captions. Captions (and their frames) are stored through /api/embeddings.',
+      tags: {
+        health: 'Liveness and the answering model',
+        embeddings: 'Captions (and their frames) stored for retrieval',
+        chat: 'Questions answered from the captions, streamed over SSE',
+        frames: 'Frames kept with the captions',
+      },
     },
     service: 'caption-qa',
     logger: deps.logger,

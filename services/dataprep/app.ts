@@ -59,6 +59,14 @@ export function createApp(deps: DataprepDeps): HttpApp & { services: DataprepSer
       description:
         'Ingests videos and images, creates embeddings, lists, streams and deletes media, and searches them ' +
         `(POST /search; text queries in "${services.search.mode}" mode).`,
+      tags: {
+        health: 'Liveness and the configuration in use',
+        summary: 'Video summaries stored as text embeddings',
+        media: 'Upload, ingest, process, list, stream and delete media, one item per request',
+        search: 'Find stored frames and media by words, a picture or a stored frame',
+        jobs: 'Batches and directories embedded in the background as IngestJobs, their progress and cancellation',
+        telemetry: 'Recent processing records',
+      },
     },
     service: 'dataprep',
     logger: deps.logger,

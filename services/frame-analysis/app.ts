@@ -45,6 +45,10 @@ export function createApp(deps: FrameAnalysisDeps): HttpApp {
       description:
         'Several frames of one entity in one request: multi-person poses, the entity followed across frames, a ' +
         'behaviour pattern from the pattern library, optional confirmation by a vision-language model.',
+      tags: {
+        analysis: 'A batch of frames in; poses and the behaviour pattern they match out',
+        health: 'The pose model, the VLM configuration and the pattern library in use',
+      },
     },
     service: 'frame-analysis',
     logger: deps.logger,

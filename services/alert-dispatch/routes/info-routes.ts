@@ -83,11 +83,11 @@ export function infoRoutes(deps: InfoRouteDeps): RouteSpec[] {
         200: {
           description: 'Alive',
           schema: Joi.object({
-            status: Joi.string().valid('healthy'),
-            adk_enabled: Joi.boolean().description('Agent mode: LLM_BASE_URL configured'),
-            mcp_enabled: Joi.boolean(),
-            uptime_seconds: Joi.number(),
-            timestamp: Joi.string(),
+            status: Joi.string().valid('healthy').required(),
+            adk_enabled: Joi.boolean().description('Agent mode: LLM_BASE_URL configured').required(),
+            mcp_enabled: Joi.boolean().required(),
+            uptime_seconds: Joi.number().required(),
+            timestamp: Joi.string().required(),
           }),
         },
       },

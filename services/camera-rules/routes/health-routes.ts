@@ -16,18 +16,21 @@ export interface HealthProbes {
 }
 
 const reachability = Joi.object({
-  reachable: Joi.boolean(),
+  reachable: Joi.boolean().required(),
   detail: Joi.string().description('What was asked and what answered (no credentials)'),
 });
 
 const healthBody = Joi.object({
-  status: Joi.string().valid('healthy', 'degraded').description('degraded when any dependency does not answer'),
-  service: Joi.string().valid('camera-rules'),
-  version: Joi.string(),
-  recorder: reachability.keys({ kind: Joi.string().valid('frigate', 'directory') }),
-  search: reachability.description("dataprep's health (rules that add to search, watcher updates)"),
-  alerts: reachability.description("alert-dispatch's health (rules that alert)"),
-  broker: reachability.allow(null).description("Frigate's MQTT broker; null when none is configured"),
+  status: Joi.string()
+    .valid('healthy', 'degraded')
+    .description('degraded when any dependency does not answer')
+    .required(),
+  service: Joi.string().valid('camera-rules').required(),
+  version: Joi.string().required(),
+  recorder: reachability.keys({ kind: Joi.string().valid('frigate', 'directory').required() }).required(),
+  search: reachability.description("dataprep's health (rules that add to search, watcher updates)").required(),
+  alerts: reachability.description("alert-dispatch's health (rules that alert)").required(),
+  broker: reachability.allow(null).description("Frigate's MQTT broker; null when none is configured").required(),
 }).label('CameraRulesHealth');
 
 /** GET / and GET /health. */
@@ -42,9 +45,9 @@ export function healthRoutes(probes: HealthProbes): RouteSpec[] {
         200: {
           description: 'The service is up',
           schema: Joi.object({
-            status: Joi.string().valid('ok'),
-            service: Joi.string().valid('camera-rules'),
-            version: Joi.string(),
+            status: Joi.string().valid('ok').required(),
+            service: Joi.string().valid('camera-rules').required(),
+            version: Joi.string().required(),
           }).label('CameraRulesRoot'),
         },
       },

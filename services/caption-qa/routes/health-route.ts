@@ -21,7 +21,10 @@ export function healthRoute(deps: HealthDeps): RouteSpec {
     responses: {
       200: {
         description: 'The service is up',
-        schema: Joi.object({ status: Joi.string().valid('healthy'), message: Joi.string() }).label('HealthBody'),
+        schema: Joi.object({
+          status: Joi.string().valid('healthy').required(),
+          message: Joi.string().required(),
+        }).label('HealthBody'),
       },
     },
     handler: (ctx) => {
@@ -43,7 +46,10 @@ export function modelRoute(llmModel: string): RouteSpec {
     responses: {
       200: {
         description: 'The answering model',
-        schema: Joi.object({ status: Joi.string().valid('Success'), llm_model: Joi.string() }).label('ModelBody'),
+        schema: Joi.object({
+          status: Joi.string().valid('Success').required(),
+          llm_model: Joi.string().required(),
+        }).label('ModelBody'),
       },
     },
     handler: (ctx) => {

@@ -1,11 +1,17 @@
 import Joi from 'joi';
 import rangeParser from 'range-parser';
 import { defineRoute, HttpError, type RouteSpec } from '../../lib/http/index.js';
+import { ACCEPTED_EXTENSIONS, mediaTypeFromName } from '../../lib/media/index.js';
 import type { ByteRange } from '../../lib/storage/index.js';
 import { referencedDownload, storedDownload } from '../media/media-access.js';
 import type { DataprepServices } from '../runtime/services.js';
 import { ifRangeHolds, isNotModified, validatorFields } from './conditional-get.js';
 import { bucketName, errorBody, resolveBucket, videoId } from './schemas.js';
+
+/** What a download is served as: the type of the media stored (a video or any accepted image). */
+const SERVED_MEDIA_TYPES = [
+  ...new Set(ACCEPTED_EXTENSIONS.flatMap((ext) => mediaTypeFromName(`x.${ext}`)?.mime ?? [])),
+];
 
 const SINGLE_RANGE = /^bytes=(?:(\d+)-(\d*)|-(\d+))$/;
 
@@ -57,8 +63,8 @@ export function downloadMediaRoute(services: DataprepServices): RouteSpec {
       },
     },
     responses: {
-      200: { description: 'The whole file', contentType: 'video/mp4' },
-      206: { description: 'The requested range', contentType: 'video/mp4' },
+      200: { description: 'The whole file, as the type it was stored as', contentType: SERVED_MEDIA_TYPES },
+      206: { description: 'The requested range', contentType: SERVED_MEDIA_TYPES },
       304: { description: 'Not modified (If-None-Match or If-Modified-Since): no body' },
       400: { description: 'Missing or invalid parameters', schema: errorBody() },
       404: { description: 'Video or bucket not found', schema: errorBody() },

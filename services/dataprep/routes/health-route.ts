@@ -13,10 +13,10 @@ export function healthRoute(services: DataprepServices): RouteSpec {
       200: {
         description: 'Health report',
         schema: Joi.object({
-          status: Joi.string(),
-          embedding_client_status: Joi.string().valid('preloaded', 'not_loaded'),
-          model_name: Joi.string(),
-          embedding_device: Joi.string(),
+          status: Joi.string().required(),
+          embedding_client_status: Joi.string().valid('preloaded', 'not_loaded').required(),
+          model_name: Joi.string().required(),
+          embedding_device: Joi.string().required(),
           use_openvino: Joi.boolean(),
           detection_model: Joi.string(),
           detection_device: Joi.string(),

@@ -96,7 +96,7 @@ export function uploadBatchRoute(services: DataprepServices): RouteSpec {
       query: uploadQuery(),
       multipart: Joi.object({
         files: Joi.array()
-          .items(Joi.any().meta({ swaggerType: 'file' }))
+          .items(Joi.any().meta({ swaggerType: 'file', contentType: 'video/mp4' }))
           .required()
           .description('MP4 videos'),
       }),

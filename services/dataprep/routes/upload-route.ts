@@ -122,7 +122,13 @@ export function uploadMediaRoute(services: DataprepServices): RouteSpec {
     request: {
       query: uploadQuery(),
       multipart: Joi.object({
-        file: Joi.any().meta({ swaggerType: 'file' }).required().description('MP4 video or image'),
+        file: Joi.any()
+          .meta({
+            swaggerType: 'file',
+            contentType: 'video/mp4, image/jpeg, image/png, image/webp, image/bmp, image/gif',
+          })
+          .required()
+          .description('MP4 video or image'),
       }),
     },
     responses: {

@@ -154,7 +154,7 @@ export function analyzeRoute(deps: AnalyzeRouteDeps): RouteSpec {
       // append (keys() for a non-empty map) takes keys beyond AnalyzeFields: the files are read apart from the fields.
       multipart: fieldsSchema.append<AnalyzeFields & { [FRAMES_FIELD]: unknown[] }>({
         [FRAMES_FIELD]: Joi.array()
-          .items(Joi.any().meta({ swaggerType: 'file' }))
+          .items(Joi.any().meta({ swaggerType: 'file', contentType: 'image/jpeg, image/png, image/webp' }))
           .required()
           .description('One or more JPEG, PNG or WebP images, at most 5 MB each, in time order'),
       }),

@@ -23,21 +23,23 @@ export function healthRoute(deps: HealthDeps): RouteSpec {
       200: {
         description: 'The service is up',
         schema: Joi.object({
-          status: Joi.string().valid('healthy'),
-          service: Joi.string(),
+          status: Joi.string().valid('healthy').required(),
+          service: Joi.string().required(),
           pose_model: Joi.object({
-            name: Joi.string(),
-            device: Joi.string(),
-            loaded: Joi.boolean(),
-            source: Joi.string(),
-          }),
+            name: Joi.string().required(),
+            device: Joi.string().required(),
+            loaded: Joi.boolean().required(),
+            source: Joi.string().required(),
+          }).required(),
           vlm: Joi.object({
-            configured: Joi.boolean(),
-            model: Joi.string().allow(null),
-            enabled_by_default: Joi.boolean(),
-            circuit: Joi.string().valid('closed', 'open', 'half-open').allow(null),
-          }),
-          patterns: Joi.array().items(Joi.object({ id: Joi.string(), enabled: Joi.boolean() })),
+            configured: Joi.boolean().required(),
+            model: Joi.string().allow(null).required(),
+            enabled_by_default: Joi.boolean().required(),
+            circuit: Joi.string().valid('closed', 'open', 'half-open').allow(null).required(),
+          }).required(),
+          patterns: Joi.array()
+            .items(Joi.object({ id: Joi.string().required(), enabled: Joi.boolean().required() }))
+            .required(),
         }).label('FrameAnalysisHealth'),
       },
     },

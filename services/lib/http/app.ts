@@ -205,7 +205,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const discardLimit = options.discardLimit ?? DEFAULT_DISCARD_LIMIT_BYTES;
   const limits = describeBodyLimits(json.maxBytes, json.maxDepth, discardLimit);
   const info = { ...options.info, description: [options.info.description, limits].filter(Boolean).join('\n\n') };
-  const openapi = buildOpenApi(info, basePath, options.routes, options.errors.body);
+  const openapi = buildOpenApi({ info, basePath, routes: options.routes, errors: options.errors });
   const metrics = createHttpMetrics(options.service);
   const app = new Koa();
   app.proxy = true;

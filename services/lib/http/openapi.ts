@@ -1,29 +1,48 @@
-import joiToSwagger from 'joi-to-swagger';
 import type Joi from 'joi';
-import type { RouteSpec } from './route.js';
+import type { ErrorStyle } from './errors.js';
+import { BINARY_SCHEMA, toOpenApiSchema, type OpenApiSchema } from './openapi-schema.js';
+import type { ResponseSpec, RouteSpec } from './route.js';
 
-/** Title, version and description of a service's OpenAPI document. */
+/** Title, version and description of a service's OpenAPI document, and what each of its tags groups. */
 export interface ApiInfo {
   title: string;
   version: string;
   description?: string;
+  /** Tag name → description; every tag a route names is listed in the document, described when named here. */
+  tags?: Record<string, string>;
 }
 
-/** An OpenAPI schema object, as far as the document builder reads one. */
-interface OpenApiSchema {
-  description?: string;
-  properties?: Record<string, OpenApiSchema>;
-  required?: string[];
-  [keyword: string]: unknown;
+/** What the document is built from: the same route specs (and error style) that the app serves and validates with. */
+export interface OpenApiSource {
+  info: ApiInfo;
+  basePath: string;
+  routes: RouteSpec[];
+  errors: ErrorStyle;
 }
 
-// joi-to-swagger is CommonJS (`module.exports = parse`); its typings declare an ES default export instead.
-const j2s = joiToSwagger as unknown as (schema: Joi.Schema) => { swagger: OpenApiSchema };
-const toSchema = (schema: Joi.Schema) => j2s(schema).swagger;
+/** The OpenAPI version of every document: 3.0.3, the version joi-to-swagger's vocabulary (`nullable`) belongs to. */
+export const OPENAPI_VERSION = '3.0.3';
+
+/** Words of a path segment or parameter name (`job_id`, `search-responses`, `openapi.json`). */
+const words = (text: string) => text.split(/[^A-Za-z0-9]+/).filter(Boolean);
+const capitalised = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
+
+/**
+ * The operation's stable id: the method, then each segment of the route's path (without the base path) in
+ * PascalCase, a parameter as `By` + its name: `GET /media/jobs/:job_id` → `getMediaJobsByJobId`, `POST /alerts` →
+ * `postAlerts`. It changes only when the method or the path does.
+ */
+export function operationIdOf(method: string, path: string): string {
+  const parts = path
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => (segment.startsWith(':') ? ['by', ...words(segment.slice(1))] : words(segment)));
+  return method.toLowerCase() + parts.flat().map(capitalised).join('');
+}
 
 function parameters(location: 'path' | 'query', schema?: Joi.ObjectSchema) {
   if (!schema) return [];
-  const converted = toSchema(schema);
+  const converted = toOpenApiSchema(schema);
   return Object.entries(converted.properties ?? {}).map(([name, s]) => ({
     name,
     in: location,
@@ -34,58 +53,136 @@ function parameters(location: 'path' | 'query', schema?: Joi.ObjectSchema) {
 }
 
 /**
- * Builds the OpenAPI 3 document from the same route specs that validate requests; `errorBody` documents every error
- * answer (4xx, 5xx) whose spec names no schema of its own.
+ * The error answers the kit itself gives on a route, besides those the route documents: refusals of the JSON body
+ * (request-body.ts), of a compressed multipart body, invalid parameters (the style's validation status), and the
+ * 500 any route answers to an unexpected failure.
  */
-export function buildOpenApi(
-  info: ApiInfo,
-  basePath: string,
-  routes: RouteSpec[],
-  errorBody?: Joi.Schema,
-): Record<string, unknown> {
+function kitErrors(route: RouteSpec, style: ErrorStyle): Record<number, string> {
+  const req = route.request ?? {};
+  const errors: Record<number, string> = {};
+  if (req.params || req.query || req.body) errors[style.validationStatus] = 'A request field is invalid';
+  if (req.body) {
+    errors[400] = 'The body is not JSON (or not an object or array), not valid UTF-8, or was cut short';
+    errors[413] = 'The body is larger than the service accepts, as sent or once decoded';
+    errors[415] = 'The body is not application/json in UTF-8, or its Content-Encoding is not supported';
+    errors[style.validationStatus] = 'A request field is invalid, or the body is nested too deeply';
+  }
+  if (req.multipart) errors[415] = 'The body is compressed (a multipart body is accepted without Content-Encoding)';
+  errors[500] = 'Unexpected failure (the body names no internals)';
+  return errors;
+}
+
+/** The schema of a body without a joi schema: text for `text/*`, bytes for anything else. */
+const rawBodySchema = (contentType: string): OpenApiSchema =>
+  contentType.startsWith('text/') ? { type: 'string' } : BINARY_SCHEMA;
+
+function responseObject(spec: ResponseSpec): Record<string, unknown> {
+  if (!spec.schema && !spec.contentType) return { description: spec.description };
+  const types = typeof spec.contentType === 'string' ? [spec.contentType] : (spec.contentType ?? ['application/json']);
+  const content = Object.fromEntries(
+    types.map((type) => [type, { schema: spec.schema ? toOpenApiSchema(spec.schema) : rawBodySchema(type) }]),
+  );
+  return { description: spec.description, content };
+}
+
+/** Every documented answer of a route: its own, then the kit's, error answers without a schema in the error style. */
+function responses(route: RouteSpec, style: ErrorStyle): Record<string, unknown> {
+  const specs: Record<number, ResponseSpec> = {};
+  for (const [status, description] of Object.entries(kitErrors(route, style))) specs[Number(status)] = { description };
+  Object.assign(specs, route.responses);
+  return Object.fromEntries(
+    Object.entries(specs).map(([status, spec]) => {
+      const withBody =
+        Number(status) >= 400 && !spec.schema && !spec.contentType ? { ...spec, schema: style.body } : spec;
+      return [status, responseObject(withBody)];
+    }),
+  );
+}
+
+/** A multipart field's joi description, as far as the file encodings read it. */
+interface FieldDescription {
+  metas?: { contentType?: string }[];
+  items?: FieldDescription[];
+}
+
+/**
+ * The `encoding` of a multipart body: the content types a file field accepts, from `.meta({ swaggerType: 'file',
+ * contentType: 'image/jpeg, image/png' })` on the field (or on an array field's items).
+ */
+function fileEncodings(multipart: Joi.ObjectSchema): Record<string, { contentType: string }> {
+  const fields = (multipart.describe() as { keys?: Record<string, FieldDescription> }).keys ?? {};
+  const encodings: Record<string, { contentType: string }> = {};
+  for (const [name, field] of Object.entries(fields)) {
+    const metas = [...(field.metas ?? []), ...(field.items ?? []).flatMap((item) => item.metas ?? [])];
+    const contentType = metas.find((meta) => meta.contentType)?.contentType;
+    if (contentType) encodings[name] = { contentType };
+  }
+  return encodings;
+}
+
+function requestBody(route: RouteSpec): unknown {
+  const req = route.request ?? {};
+  if (req.multipart) {
+    const encoding = fileEncodings(req.multipart);
+    const media = { schema: toOpenApiSchema(req.multipart), ...(Object.keys(encoding).length ? { encoding } : {}) };
+    return { required: true, content: { 'multipart/form-data': media } };
+  }
+  if (req.body) return { required: true, content: { 'application/json': { schema: toOpenApiSchema(req.body) } } };
+  return undefined;
+}
+
+function operation(route: RouteSpec, style: ErrorStyle): Record<string, unknown> {
+  const req = route.request ?? {};
+  const headerParams = Object.entries(req.headers ?? {}).map(([name, description]) => ({
+    name,
+    in: 'header',
+    required: false,
+    schema: { type: 'string' },
+    description,
+  }));
+  const body = requestBody(route);
+  return {
+    operationId: operationIdOf(route.method, route.path),
+    summary: route.summary,
+    description: route.description,
+    tags: route.tags,
+    parameters: [...parameters('path', req.params), ...parameters('query', req.query), ...headerParams],
+    ...(body ? { requestBody: body } : {}),
+    responses: responses(route, style),
+  };
+}
+
+/**
+ * Builds the OpenAPI 3.0.3 document from the same route specs that validate requests: one operation per route, with
+ * a stable operationId, every answer the route or the kit gives (errors in the service's error style), the tags
+ * described, one server (the origin that serves the document) and no security scheme (the services authenticate
+ * nobody: they are reached on loopback or the cluster network).
+ */
+export function buildOpenApi(source: OpenApiSource): Record<string, unknown> {
+  const { info, basePath, routes, errors } = source;
+  const { tags: tagDescriptions = {}, ...documentInfo } = info;
   const paths: Record<string, Record<string, unknown>> = {};
+  const operationIds = new Set<string>();
   for (const route of routes) {
     const oasPath = (basePath + route.path).replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-    const req = route.request ?? {};
-    const headerParams = Object.entries(req.headers ?? {}).map(([name, description]) => ({
-      name,
-      in: 'header',
-      required: false,
-      schema: { type: 'string' },
-      description,
-    }));
-    let requestBody: unknown;
-    if (req.body) requestBody = { required: true, content: { 'application/json': { schema: toSchema(req.body) } } };
-    if (req.multipart) {
-      requestBody = { required: true, content: { 'multipart/form-data': { schema: toSchema(req.multipart) } } };
+    const op = operation(route, errors);
+    if (operationIds.has(op.operationId as string)) {
+      throw new Error(`Two routes have the operationId ${String(op.operationId)}: give one another path`);
     }
-    const responses = Object.fromEntries(
-      Object.entries(route.responses).map(([status, spec]) => {
-        const r = Number(status) >= 400 && !spec.schema && !spec.contentType ? { ...spec, schema: errorBody } : spec;
-        return [
-          status,
-          {
-            description: r.description,
-            ...(r.schema || r.contentType
-              ? {
-                  content: {
-                    [r.contentType ?? 'application/json']: r.schema ? { schema: toSchema(r.schema) } : {},
-                  },
-                }
-              : {}),
-          },
-        ];
-      }),
-    );
+    operationIds.add(op.operationId as string);
     paths[oasPath] ??= {};
-    paths[oasPath][route.method] = {
-      summary: route.summary,
-      description: route.description,
-      tags: route.tags,
-      parameters: [...parameters('path', req.params), ...parameters('query', req.query), ...headerParams],
-      ...(requestBody ? { requestBody } : {}),
-      responses,
-    };
+    paths[oasPath][route.method] = op;
   }
-  return { openapi: '3.0.3', info, paths };
+  const tagNames = [...new Set(routes.flatMap((route) => route.tags ?? []))];
+  const tags = tagNames.map((name) =>
+    tagDescriptions[name] ? { name, description: tagDescriptions[name] } : { name },
+  );
+  return {
+    openapi: OPENAPI_VERSION,
+    info: documentInfo,
+    servers: [{ url: '/', description: 'The origin that serves this document' }],
+    security: [],
+    tags,
+    paths,
+  };
 }

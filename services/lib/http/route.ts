@@ -25,8 +25,8 @@ export type RouteContext<P = unknown, Q = unknown, B = unknown> = Koa.Parameteri
 export interface ResponseSpec {
   description: string;
   schema?: Joi.Schema;
-  /** Defaults to application/json. */
-  contentType?: string;
+  /** Defaults to application/json; several when the body's type depends on what is served (each gets `schema`). */
+  contentType?: string | readonly string[];
 }
 
 /**
