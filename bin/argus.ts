@@ -155,7 +155,15 @@ async function worker(args: string[]): Promise<void> {
   const { runWorker, WorkerUsageError } = await import('../operator/worker-command.js');
   // SIGTERM (pod deletion, eviction) stops the shard between items; what it left undone runs again on a retry.
   const stop = new AbortController();
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop.abort());
+  // `on`, not `once`: a second signal (npm forwards one, people press Ctrl-C twice) must not fall back to Node's
+  // default action and kill the shard mid-item; it is logged and the first signal's stop goes on.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (stop.signal.aborted) return logger.info('already stopping: signal ignored', { signal });
+      logger.info('stopping after the item in progress', { signal });
+      stop.abort();
+    });
+  }
   const starters: Record<string, WorkerStarter> = {
     [INGEST_WORKER]: async (env, resources, log) => {
       const { startIngestWorker } = await import('../services/dataprep/ingest-worker/start-ingest-worker.js');

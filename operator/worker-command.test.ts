@@ -10,6 +10,7 @@ import { INGEST_WORKER_RULES, KubernetesResourceStore } from './drivers/kubernet
 import { FakeApiServer } from './drivers/kubernetes/testing/fake-api-server.js';
 import { parseWorkerArgs, runWorker, WorkerUsageError, type WorkerStarter } from './worker-command.js';
 import { captureLogs } from '../test/support/logs.js';
+import { childEnv, spawnArgus } from '../test/support/argus-process.js';
 
 describe('argus worker: arguments', () => {
   it('reads the job, the shard index (JOB_COMPLETION_INDEX unless --index) and the completions', () => {
@@ -171,4 +172,39 @@ describe('argus worker against the fake API server', () => {
       ]),
     );
   });
+
+  it('finishes the item in progress on a first SIGTERM and ignores a second one (logged), instead of dying mid-item', async () => {
+    // The first item's result is held at the API server until both signals were sent: the shard is mid-item then.
+    let release!: () => void;
+    const held = new Promise<undefined>((resolve) => (release = () => resolve(undefined)));
+    let putSeen!: () => void;
+    const mid = new Promise<void>((resolve) => (putSeen = resolve));
+    fake.intercept((r) => {
+      if (r.method !== 'PUT' || !r.path.endsWith('/ingestjobs/job-a/status')) return undefined;
+      putSeen();
+      return held;
+    });
+    const worker = spawnArgus(
+      process.execPath,
+      ['--import', 'tsx', 'bin/argus.ts', 'worker', 'ingest', '--job', 'media/job-a', '--completions', '2'],
+      childEnv({
+        KUBECONFIG: kubeconfig,
+        JOB_COMPLETION_INDEX: '1',
+        ARGUS_DATA_DIR: dir,
+        MM_DATAPREP_PRELOAD_MODELS: 'false',
+      }),
+    );
+    await mid;
+    worker.child.kill('SIGTERM');
+    // Signals of one kind are not queued: the second is sent once the first was handled.
+    await worker.waitForRecord((r) => r.message === 'stopping after the item in progress');
+    worker.child.kill('SIGTERM');
+    await worker.waitForRecord((r) => r.message === 'already stopping: signal ignored');
+    release();
+    const exit = await worker.exited;
+    // Not killed by the second signal: the process ended by itself, having written the result it was writing.
+    expect(exit.signal).toBeNull();
+    const items = fake.get('argus.dev', 'ingestjobs', 'media', 'job-a').status.items;
+    expect(items).toContainEqual(expect.objectContaining({ index: 1, status: 'error' }));
+  }, 60_000);
 });
