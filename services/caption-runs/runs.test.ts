@@ -284,7 +284,8 @@ describe('starting runs', () => {
       ids.push((await (await post(runs, { rtspUrl: `rtsp://127.0.0.1/${camera}`, runName: 'lobby' })).json()).runId);
     }
     expect(ids).toEqual(['lobby', 'lobby_1', 'lobby_2']);
-    const again = await post(runs, { rtspUrl: 'rtsp://127.0.0.1/a', runName: 'other' });
+    // The same stream however it is written (host case, default port, another login).
+    const again = await post(runs, { rtspUrl: 'RTSP://user:pw@127.0.0.1:554/a', runName: 'other' });
     expect(again.status).toBe(409);
     expect(await again.json()).toEqual({ detail: { message: expect.stringContaining('run lobby') } });
     const racing = await Promise.all(

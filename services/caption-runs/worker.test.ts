@@ -300,11 +300,17 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
   }, 60_000);
 
   it('fails a run whose stream never gives a frame (a bad URL), naming why', async () => {
-    const run = await startRun({ rtspUrl: 'rtsp://127.0.0.1:9/nothing-here', runName: 'bad', modelName: OFFLINE });
+    const run = await startRun({
+      rtspUrl: 'rtsp://cam:s3cret@127.0.0.1:9/nothing-here',
+      runName: 'bad',
+      modelName: OFFLINE,
+    });
     await run.done;
     const failed = await run.store.get('CaptionRun', 'default', runResourceName('bad'));
     expect(failed?.status).toMatchObject({ phase: 'Failed', finishedTime: expect.any(String) });
     expect(failed?.status?.message).toMatch(/could not be read after 2 attempts/);
+    // The camera's password reaches neither status nor the API.
+    expect(JSON.stringify(failed?.status)).not.toContain('s3cret');
     expect((await (await fetch(`${runs.api}/generate_captions_alerts/bad`)).json()).status).toBe('failed');
   }, 60_000);
 

@@ -5,6 +5,7 @@ import {
   type CaptionRunSpec,
 } from '../../../operator/api/index.js';
 import { AlreadyExistsError, ConflictError, type ServiceControlPlane } from '../../../operator/ports/index.js';
+import { streamKey } from './stream-source.js';
 import { newPeerId, randomRunId, RUN_ID_PATTERN, runIdCandidate, runResourceName, sanitiseRunName } from './run-ids.js';
 
 /** How many `_n` suffixes are tried before a run name is called taken. */
@@ -87,8 +88,9 @@ export class CaptionRuns {
   }
 
   private async create(spec: NewRunSpec): Promise<CaptionRun> {
+    const stream = streamKey(spec.rtspUrl);
     const duplicate = (await this.list(false)).find(
-      (run) => run.spec.rtspUrl === spec.rtspUrl && run.spec.pipelineName === spec.pipelineName,
+      (run) => streamKey(run.spec.rtspUrl) === stream && run.spec.pipelineName === spec.pipelineName,
     );
     if (duplicate) throw new DuplicateRunError(runIdOf(duplicate));
     const base = sanitiseRunName(spec.runName);

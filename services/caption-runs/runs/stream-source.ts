@@ -103,3 +103,21 @@ export function redactedSource(value: string): string {
     return value;
   }
 }
+
+/**
+ * What makes two sources the same stream for the 409 check: an RTSP URL as URL parsing normalises it (scheme and host
+ * in lower case, default port dropped, credentials left out: the same camera with another login is the same stream);
+ * a file path as given.
+ */
+export function streamKey(value: string): string {
+  if (!/^rtsps?:/i.test(value)) return value;
+  try {
+    // rtsp is not a special scheme to the URL parser: host case and the default port are normalised here.
+    const url = new URL(value);
+    const defaultPort = url.protocol === 'rtsps:' ? '322' : '554';
+    const port = url.port && url.port !== defaultPort ? `:${url.port}` : '';
+    return `${url.protocol}//${url.hostname.toLowerCase()}${port}${url.pathname}${url.search}`;
+  } catch {
+    return value;
+  }
+}
