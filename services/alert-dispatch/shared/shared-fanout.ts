@@ -1,4 +1,9 @@
-import { SharedStateUnavailableError, type BroadcastEntry, type SharedState } from '../../lib/shared-state/index.js';
+import {
+  compareBroadcastIds,
+  SharedStateUnavailableError,
+  type BroadcastEntry,
+  type SharedState,
+} from '../../lib/shared-state/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import type { EventPublisher } from '../dispatch/dispatcher.js';
 import type { NumberedEvent } from '../streams/event-hub.js';
@@ -42,15 +47,46 @@ function fromEntry({ id, item }: BroadcastEntry): NumberedEvent {
  */
 export class SharedFanout implements EventPublisher {
   private unsubscribe?: () => Promise<void>;
+  /** The last id handed to the hub: nothing at or before it is handed again. */
+  private lastId?: string;
+  /** While the backlog is read after a lost connection: the entries received meanwhile. */
+  private held?: BroadcastEntry[];
 
   constructor(private readonly options: SharedFanoutOptions) {}
 
   /** Starts receiving the broadcast; before the first publish. */
   async start(): Promise<void> {
-    const { hub } = this.options;
-    this.unsubscribe = await this.options.state.subscribe(EVENTS_CHANNEL, (entry) =>
-      hub.deliverNumbered(fromEntry(entry)),
+    this.unsubscribe = await this.options.state.subscribe(
+      EVENTS_CHANNEL,
+      (entry) => (this.held ? this.held.push(entry) : this.hand(entry)),
+      () => void this.catchUp(),
     );
+  }
+
+  /** Hands `entry` to the hub unless it was handed already (live and from the backlog both). */
+  private hand(entry: BroadcastEntry): void {
+    if (this.lastId !== undefined && compareBroadcastIds(entry.id, this.lastId) <= 0) return;
+    this.lastId = entry.id;
+    this.options.hub.deliverNumbered(fromEntry(entry));
+  }
+
+  /**
+   * After a lost connection: hands the hub what was broadcast meanwhile (from the backlog), then what arrived while
+   * it was read, in id order, so this replica's subscribers miss nothing the backlog still holds.
+   */
+  private async catchUp(): Promise<void> {
+    if (this.held) return;
+    this.held = [];
+    try {
+      for (const entry of await this.options.state.backlog(EVENTS_CHANNEL, this.lastId)) this.hand(entry);
+    } catch (error) {
+      if (error instanceof SharedStateUnavailableError) this.options.outage.failed('streams', error);
+      else throw error;
+    } finally {
+      const held = this.held;
+      this.held = undefined;
+      for (const entry of held) this.hand(entry);
+    }
   }
 
   /** Stops receiving the broadcast. */

@@ -417,7 +417,8 @@ export class EventHub {
         else res.write(frame.sse, done);
       },
       buffered: () => res.writableLength + (socket?.writableLength ?? 0),
-      end: () => res.end(),
+      // The stream is over for good: its connection too, or an idle keep-alive would hold the server's close open.
+      end: () => res.end(() => socket?.end()),
       destroy: () => res.destroy(),
     };
     res.on('close', () => this.remove(subscriber));

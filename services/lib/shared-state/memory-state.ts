@@ -107,6 +107,7 @@ export class MemorySharedState implements SharedState {
     return entry;
   }
 
+  // A process never loses its own channels: `onGap` is never called.
   async subscribe(channel: string, listener: BroadcastListener): Promise<() => Promise<void>> {
     this.assertOpen();
     const { listeners } = this.channel(channel);

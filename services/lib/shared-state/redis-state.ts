@@ -80,6 +80,7 @@ export class RedisSharedState implements SharedState {
   /** The connection in subscriber mode (Redis allows no other commands there), made on the first subscribe. */
   private subscriber?: Promise<Redis>;
   private readonly listeners = new Map<string, Set<BroadcastListener>>();
+  private readonly gapListeners = new Set<() => void>();
 
   constructor(options: RedisSharedStateOptions) {
     this.namespace = options.namespace;
@@ -155,7 +156,7 @@ export class RedisSharedState implements SharedState {
     );
   }
 
-  subscribe(channel: string, listener: BroadcastListener): Promise<() => Promise<void>> {
+  subscribe(channel: string, listener: BroadcastListener, onGap?: () => void): Promise<() => Promise<void>> {
     return this.run(async () => {
       const subscriber = await this.subscriberConnection();
       const name = this.channelName(channel);
@@ -166,8 +167,10 @@ export class RedisSharedState implements SharedState {
         await subscriber.subscribe(name);
       }
       listeners.add(listener);
+      if (onGap) this.gapListeners.add(onGap);
       return async () => {
         listeners.delete(listener);
+        if (onGap) this.gapListeners.delete(onGap);
         if (listeners.size > 0 || this.listeners.get(name) !== listeners) return;
         this.listeners.delete(name);
         await subscriber.unsubscribe(name).catch(() => undefined);
@@ -212,6 +215,10 @@ export class RedisSharedState implements SharedState {
         }
       });
       await connected(subscriber);
+      // Every later `ready` follows a lost connection (ioredis has subscribed again by then): tell who missed entries.
+      subscriber.on('ready', () => {
+        for (const onGap of this.gapListeners) onGap();
+      });
       return subscriber;
     })();
     const pending = this.subscriber;

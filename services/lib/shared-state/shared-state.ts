@@ -41,10 +41,10 @@ export interface SharedState {
   broadcast(channel: string, item: string, keep: number): Promise<BroadcastEntry>;
   /**
    * Calls `listener` with every entry broadcast on `channel` from now on, in id order; resolves once listening, with
-   * the function that stops it. After a lost connection the adapter listens again by itself (entries broadcast
-   * meanwhile are missed: read them from the backlog).
+   * the function that stops it. After a lost connection the adapter listens again by itself and then calls `onGap`:
+   * entries broadcast meanwhile were missed, read them from the backlog.
    */
-  subscribe(channel: string, listener: BroadcastListener): Promise<() => Promise<void>>;
+  subscribe(channel: string, listener: BroadcastListener, onGap?: () => void): Promise<() => Promise<void>>;
   /** The kept entries of `channel` with an id after `afterId` (every kept one without it), oldest first. */
   backlog(channel: string, afterId?: string): Promise<BroadcastEntry[]>;
   /** Closes connections; later calls reject. */
