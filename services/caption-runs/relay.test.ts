@@ -93,20 +93,25 @@ describe('GET /api/generate_captions_alerts/metadata-stream', () => {
     await fetch(`${served.api}/generate_captions_alerts/b`, { method: 'DELETE' });
     const stream = await readSse(`${served.api}/generate_captions_alerts/metadata-stream`);
     const publisher = await mqtt.connectAsync(broker.url);
-    await source.subscribed;
-    const before = stream.messages.length;
-    await publisher.publishAsync('live-video-captioning/a', caption('a person walks by', 10), { qos: 1 });
-    await publisher.publishAsync('live-video-captioning/b', caption('a car parks', 20), { qos: 1 });
-    const messages = (await stream.waitFor(before + 2)).slice(before);
-    expect(messages).toEqual([
-      { runId: 'a', data: { result: 'a person walks by', frame_id: 10 }, received_at: expect.any(Number) },
-      { runId: 'b', data: { result: 'a car parks', frame_id: 20 }, received_at: expect.any(Number) },
-    ]);
-    timers.fireAll();
-    const [status] = (await stream.waitFor(before + 3)).slice(before + 2);
-    expect(status).toEqual({ type: 'status', runs: { a: 'starting', b: 'stopped' } });
-    await publisher.endAsync();
-    await stream.close();
-    await source.close();
+    try {
+      await source.subscribed;
+      const before = stream.messages.length;
+      await publisher.publishAsync('live-video-captioning/a', caption('a person walks by', 10), { qos: 1 });
+      await publisher.publishAsync('live-video-captioning/b', caption('a car parks', 20), { qos: 1 });
+      const messages = (await stream.waitFor(before + 2)).slice(before);
+      expect(messages).toEqual([
+        { runId: 'a', data: { result: 'a person walks by', frame_id: 10 }, received_at: expect.any(Number) },
+        { runId: 'b', data: { result: 'a car parks', frame_id: 20 }, received_at: expect.any(Number) },
+      ]);
+      timers.fireAll();
+      const [status] = (await stream.waitFor(before + 3)).slice(before + 2);
+      expect(status).toEqual({ type: 'status', runs: { a: 'starting', b: 'stopped' } });
+    } finally {
+      await publisher.endAsync();
+      await stream.close();
+      await source.close();
+    }
+    const head = await fetch(`${served.api}/generate_captions_alerts/metadata-stream`, { method: 'HEAD' });
+    expect([head.status, head.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
   }, 30_000);
 });

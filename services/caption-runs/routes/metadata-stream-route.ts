@@ -46,6 +46,12 @@ export function metadataStreamRoute(deps: MetadataStreamDeps): RouteSpec {
       },
     },
     handler: async (ctx) => {
+      if (ctx.method === 'HEAD') {
+        // The headers of the stream, without opening one that would never end.
+        ctx.status = 200;
+        ctx.type = 'text/event-stream';
+        return;
+      }
       const signal = requestSignal(ctx);
       // Subscribed before the headers go out: a client that has them misses nothing published after.
       const subscriber = deps.relay.subscribe();
