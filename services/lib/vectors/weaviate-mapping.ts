@@ -113,8 +113,8 @@ function integerBound(value: number, direction: 'gte' | 'lte'): number {
 }
 
 /**
- * A number bound as weaviate-client sends it: integral values travel as int64 (the server widens them for `number`
- * properties), so bounds beyond ±2^53 are clamped there (no timestamp or frame number comes near).
+ * A number bound as weaviate-client sends it over gRPC: integral values travel as int64 (the server converts them for
+ * `number` properties), so bounds beyond ±2^53 are clamped there (no timestamp or frame number comes near).
  */
 function numberBound(value: number): number {
   return Number.isInteger(value) ? Math.max(Number.MIN_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, value)) : value;
@@ -128,7 +128,7 @@ function orOf(parts: FilterValue[]): FilterValue {
 function rangeCondition(
   key: string,
   { gte, lte }: { gte?: number; lte?: number },
-  known: ReadonlySet<string>,
+  known: ReadonlyMap<string, string>,
 ): FilterValue | typeof MATCHES_NOTHING {
   const kind = CANONICAL_FIELDS[key];
   if (kind === 'string' || kind === 'string[]') return MATCHES_NOTHING;
@@ -149,7 +149,7 @@ function rangeCondition(
 function inCondition(
   key: string,
   values: FilterScalar[],
-  known: ReadonlySet<string>,
+  known: ReadonlyMap<string, string>,
 ): FilterValue | typeof MATCHES_NOTHING {
   const kind = CANONICAL_FIELDS[key];
   const where = weaviate.filter;
@@ -174,7 +174,7 @@ function inCondition(
 function containsAllCondition(
   key: string,
   values: FilterScalar[],
-  known: ReadonlySet<string>,
+  known: ReadonlyMap<string, string>,
 ): FilterValue | typeof MATCHES_NOTHING {
   const kind = CANONICAL_FIELDS[key];
   if (kind) {
@@ -190,7 +190,7 @@ function containsAllCondition(
  * True when the filter names a user key whose properties are not all known here: another replica may have added
  * them, so a "nothing can match" answer is worth one more look at the collection's config.
  */
-export function namesUnknownUserKeys(filter: VectorFilter | undefined, known: ReadonlySet<string>): boolean {
+export function namesUnknownUserKeys(filter: VectorFilter | undefined, known: ReadonlyMap<string, string>): boolean {
   const keys = [
     ...Object.keys(filter?.equals ?? {}),
     ...Object.keys(filter?.range ?? {}),
@@ -206,13 +206,18 @@ export function namesUnknownUserKeys(filter: VectorFilter | undefined, known: Re
  * Translates a VectorFilter into a weaviate-client filter: Equal (NotEqual) on canonical typed properties or on the
  * JSON text of `m_*` properties, ContainsAny on tags, GreaterThanEqual / LessThanEqual on canonical numbers or `n_*`
  * properties (`range`), ContainsAny on `m_*` and `l_*` (`in`), ContainsAll on `tags` or `l_*` (`containsAll`), joined
- * with And. Weaviate's NotEqual is the complement of Equal
- * over the whole shard, so objects without the property match it, as the port requires. Undefined means "everything"; MATCHES_NOTHING is
+ * with And. `knownProperties` are the collection's properties. Undefined means "everything"; MATCHES_NOTHING is
  * returned when no record can match (a value of the wrong type for a canonical field, a never-written key).
+ *
+ * Weaviate's NotEqual is the complement of Equal over every doc id the shard has handed out
+ * (adapters/repos/db/inverted/row_reader_roaring_set.go, roaringset.BitmapFactory): objects without the property
+ * match it, as the port requires, but so do the doc ids of deleted and re-written objects, and an Aggregate count is
+ * the size of that allow list. Every other condition holds only live doc ids, so And with one counts each object
+ * once; a filter of NotEquals alone is anchored on `everyObject()`.
  */
 export function weaviateFilter(
   filter: VectorFilter | undefined,
-  knownProperties: ReadonlySet<string>,
+  knownProperties: ReadonlyMap<string, string>,
 ): FilterValue | undefined | typeof MATCHES_NOTHING {
   assertValidFilter(filter);
   const where = weaviate.filter;
@@ -255,6 +260,7 @@ export function weaviateFilter(
     parts.push(condition);
   }
   if (parts.length === 0) return undefined;
+  if (parts.every((part) => part.operator === 'NotEqual')) parts.unshift(everyObject());
   return parts.length === 1 ? parts[0] : Filters.and(...parts);
 }
 

@@ -1,173 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import weaviate, { generateUuid5, type FilterValue, type WeaviateClient } from 'weaviate-client';
+import weaviate, { generateUuid5, type WeaviateClient } from 'weaviate-client';
 import { CONTRACT_DIMENSION, describeVectorStoreContract } from './vector-store.contract.js';
 import { VectorStoreUnavailableError } from './vector-store.js';
 import type { WeaviatePropertyDefinition } from './weaviate-mapping.js';
-import {
-  connectWeaviate,
-  DELETE_PAGE,
-  INSERT_BATCH,
-  WeaviateVectorStore,
-  type WeaviateClientApi,
-  type WeaviateCollectionApi,
-  type WeaviateObject,
-} from './weaviate-store.js';
-
-interface StoredObject {
-  properties: Record<string, unknown>;
-  vector: number[];
-}
-
-/**
- * An in-memory stand-in for a Weaviate server behind the client calls the adapter makes. It records every call and
- * behaves like Weaviate where the adapter depends on it: unknown properties are refused (auto-schema off), filters
- * are evaluated (Equal, NotEqual, GreaterThanEqual, LessThanEqual, ContainsAny, ContainsAll – a scalar property
- * taken as a one-item list, as Weaviate does with field-tokenized text –, Like '*', And, Or), nearVector ranks by
- * cosine distance, deleteMany caps a page.
- */
-class FakeWeaviate implements WeaviateClientApi {
-  readonly calls: Array<{ op: string; args: unknown[] }> = [];
-  readonly schemas = new Map<string, WeaviatePropertyDefinition[]>();
-  readonly objects = new Map<string, Map<string, StoredObject>>();
-  ready = true;
-  failNext?: Error;
-  deletePage = DELETE_PAGE;
-
-  private record(op: string, ...args: unknown[]): void {
-    this.calls.push({ op, args: structuredClone(args) });
-    const failure = this.failNext;
-    this.failNext = undefined;
-    if (failure) throw failure;
-  }
-
-  callsOf(op: string): unknown[][] {
-    return this.calls.filter((call) => call.op === op).map((call) => call.args);
-  }
-
-  async isReady(): Promise<boolean> {
-    this.record('isReady');
-    return this.ready;
-  }
-
-  async close(): Promise<void> {
-    this.record('close');
-  }
-
-  readonly collections = {
-    exists: async (name: string) => {
-      this.record('exists', name);
-      return this.schemas.has(name);
-    },
-    create: async (config: { name: string; properties: WeaviatePropertyDefinition[]; vectorizers: unknown }) => {
-      this.record('create', config);
-      this.schemas.set(config.name, [...config.properties]);
-      this.objects.set(config.name, new Map());
-    },
-    get: (name: string): WeaviateCollectionApi => this.collection(name),
-  };
-
-  private collection(name: string): WeaviateCollectionApi {
-    const schema = () => this.schemas.get(name)!;
-    const objects = () => this.objects.get(name)!;
-    const known = (property: string) => schema().some((p) => p.name === property);
-    const matches = (object: StoredObject, filter: FilterValue | undefined): boolean => {
-      if (!filter) return true;
-      if (filter.operator === 'And') return (filter.filters ?? []).every((f) => matches(object, f));
-      if (filter.operator === 'Or') return (filter.filters ?? []).some((f) => matches(object, f));
-      const property = (filter.target as { property: string }).property;
-      if (!known(property)) throw new Error(`no such prop with name '${property}' found in class '${name}'`);
-      const value = object.properties[property];
-      switch (filter.operator) {
-        case 'Equal':
-          return value === filter.value;
-        case 'NotEqual':
-          // Weaviate inverts Equal over the shard: objects without the property match.
-          return value !== filter.value;
-        case 'GreaterThanEqual':
-          return typeof value === 'number' && value >= (filter.value as number);
-        case 'LessThanEqual':
-          return typeof value === 'number' && value <= (filter.value as number);
-        case 'ContainsAny':
-          return (filter.value as unknown[]).some((v) => asList(value).includes(v));
-        case 'ContainsAll':
-          return (filter.value as unknown[]).every((v) => asList(value).includes(v));
-        case 'Like':
-          if (filter.value !== '*') throw new Error('fake supports only Like "*"');
-          return value !== undefined;
-        default:
-          throw new Error(`fake does not support ${filter.operator}`);
-      }
-    };
-    return {
-      data: {
-        insertMany: async (batch: WeaviateObject[]) => {
-          this.record('insertMany', batch);
-          const errors: Record<number, { message: string }> = {};
-          batch.forEach((object, index) => {
-            const unknown = Object.keys(object.properties).find((p) => !known(p));
-            if (unknown) errors[index] = { message: `no such prop with name '${unknown}'` };
-            else objects().set(object.id, { properties: { ...object.properties }, vector: object.vectors });
-          });
-          return { hasErrors: Object.keys(errors).length > 0, errors };
-        },
-        deleteMany: async (where: FilterValue) => {
-          this.record('deleteMany', where);
-          const hits = [...objects()].filter(([, object]) => matches(object, where)).slice(0, this.deletePage);
-          for (const [id] of hits) objects().delete(id);
-          return { successful: hits.length, failed: 0, matches: hits.length };
-        },
-      },
-      query: {
-        nearVector: async (vector: number[], options: { limit: number; filters?: FilterValue }) => {
-          this.record('nearVector', vector, options);
-          const ranked = [...objects()]
-            .filter(([, object]) => matches(object, options.filters))
-            .map(([uuid, object]) => ({
-              uuid,
-              properties: structuredClone(object.properties),
-              metadata: { distance: 1 - cosine(vector, object.vector) },
-            }))
-            .sort((a, b) => a.metadata.distance - b.metadata.distance);
-          return { objects: ranked.slice(0, options.limit) };
-        },
-      },
-      aggregate: {
-        overAll: async (options?: { filters?: FilterValue }) => {
-          this.record('overAll', options);
-          return { totalCount: [...objects().values()].filter((o) => matches(o, options?.filters)).length };
-        },
-      },
-      config: {
-        get: async () => {
-          this.record('config.get');
-          return { properties: schema().map((p) => ({ name: p.name })) };
-        },
-        addProperty: async (property: WeaviatePropertyDefinition) => {
-          this.record('addProperty', property);
-          if (known(property.name)) throw new Error(`property ${property.name} already exists`);
-          schema().push(property);
-        },
-      },
-    };
-  }
-}
-
-function asList(value: unknown): unknown[] {
-  if (Array.isArray(value)) return value;
-  return value === undefined || value === null ? [] : [value];
-}
-
-function cosine(a: number[], b: number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return dot / Math.sqrt(na * nb);
-}
+import { FakeWeaviate } from './testing/fake-weaviate.js';
+import { connectWeaviate, INSERT_BATCH, WeaviateVectorStore, type WeaviateObject } from './weaviate-store.js';
 
 describeVectorStoreContract('weaviate adapter on an in-memory Weaviate stand-in', async () => {
   const fake = new FakeWeaviate();
@@ -246,8 +83,7 @@ describe('WeaviateVectorStore requests', () => {
 
   it('uses an existing collection as it is', async () => {
     fake = new FakeWeaviate();
-    fake.schemas.set('Frames', [{ name: 'record_id', dataType: 'text' }]);
-    fake.objects.set('Frames', new Map());
+    fake.addCollection('Frames', [{ name: 'record_id', dataType: 'text' }]);
     await WeaviateVectorStore.open({ client: fake, collection: 'Frames', dimension: 3 });
     expect(fake.callsOf('create')).toEqual([]);
   });
@@ -509,19 +345,127 @@ describe('WeaviateVectorStore requests', () => {
     expect(await store.count({ notEquals: { never_seen: 'x', frame_id: 'seven' } })).toBe(1);
     expect(fake.calls.slice(before)).toEqual([
       { op: 'config.get', args: [] },
-      { op: 'overAll', args: [undefined] },
+      { op: 'graphql.aggregate', args: ['Frames', undefined] },
     ]);
   });
 
-  it('counts with aggregate.overAll, filtered or not', async () => {
+  it('counts with a GraphQL Aggregate whose where carries each value in the field of its property type', async () => {
     const store = await open();
-    await store.insert([{ id: 'a', vector: [1, 0, 0], metadata: { bucket_name: 'b1' } }]);
+    await store.insert([
+      {
+        id: 'a',
+        vector: [1, 0, 0],
+        metadata: { bucket_name: 'b1', frame_id: 2, timestamp: 3, tags: ['car'], hint: 1 },
+      },
+    ]);
     expect(await store.count()).toBe(1);
     expect(await store.count({ equals: { bucket_name: 'b1' } })).toBe(1);
-    expect(fake.callsOf('overAll')).toEqual([
-      [undefined],
-      [{ filters: { operator: 'Equal', target: { property: 'bucket_name' }, value: 'b1' } }],
+    // Integral values on number properties (timestamp, n_hint) travel as valueNumber, not as the valueInt
+    // weaviate-client would choose for a JavaScript 3; int properties take valueInt, text lists valueText arrays.
+    const filter = {
+      range: { hint: { gte: 1, lte: 1 }, frame_id: { gte: 2 } },
+      in: { timestamp: [3] },
+      equals: { timestamp: 3 },
+      tagsAny: ['car'],
+    };
+    expect(await store.count(filter)).toBe(1);
+    const on = (property: string, operator: string, field: string, value: unknown) => ({
+      operator,
+      path: [property],
+      [field]: value,
+    });
+    expect(fake.callsOf('graphql.aggregate')).toEqual([
+      ['Frames', undefined],
+      ['Frames', on('bucket_name', 'Equal', 'valueText', 'b1')],
+      [
+        'Frames',
+        {
+          operator: 'And',
+          operands: [
+            on('timestamp', 'Equal', 'valueNumber', 3),
+            on('tags', 'ContainsAny', 'valueTextArray', ['car']),
+            {
+              operator: 'And',
+              operands: [
+                on('n_hint', 'GreaterThanEqual', 'valueNumber', 1),
+                on('n_hint', 'LessThanEqual', 'valueNumber', 1),
+              ],
+            },
+            on('frame_id', 'GreaterThanEqual', 'valueInt', 2),
+            on('timestamp', 'Equal', 'valueNumber', 3),
+          ],
+        },
+      ],
     ]);
+  });
+
+  it('counts in the capitalized class of a collection named in lower case', async () => {
+    fake = new FakeWeaviate();
+    const store = await WeaviateVectorStore.open({ client: fake, collection: 'frames', dimension: 3 });
+    await store.insert([{ id: 'a', vector: [1, 0, 0], metadata: { video_id: 'v1' } }]);
+    expect(await store.count({ equals: { video_id: 'v1' } })).toBe(1);
+    expect(fake.callsOf('graphql.aggregate').map(([name]) => name)).toEqual(['Frames']);
+  });
+
+  it('refuses to count on a canonical property the existing collection does not declare', async () => {
+    fake = new FakeWeaviate();
+    fake.addCollection('Frames', [{ name: 'record_id', dataType: 'text' }]);
+    const store = await WeaviateVectorStore.open({ client: fake, collection: 'Frames', dimension: 3 });
+    const refused = store.count({ equals: { timestamp: 3 } });
+    await expect(refused).rejects.toThrow(VectorStoreUnavailableError);
+    await expect(refused).rejects.toThrow('collection Frames has no property timestamp');
+    expect(fake.callsOf('graphql.aggregate')).toEqual([]);
+  });
+
+  it('anchors a filter of NotEquals alone on every live object, so a count after deletes counts each object once', async () => {
+    const store = await open();
+    await store.insert([
+      { id: 'a', vector: [1, 0, 0], metadata: { frame_id: 1 } },
+      { id: 'b', vector: [0, 1, 0], metadata: { frame_id: 2 } },
+      { id: 'c', vector: [0, 0, 1], metadata: {} },
+    ]);
+    expect(await store.delete({ equals: { frame_id: 2 } })).toBe(1);
+    // The server's NotEqual still holds b's doc id; And with Like '*' on record_id drops it.
+    expect(await store.count({ notEquals: { frame_id: 1 } })).toBe(1);
+    expect(fake.callsOf('graphql.aggregate').at(-1)).toEqual([
+      'Frames',
+      {
+        operator: 'And',
+        operands: [
+          { operator: 'Like', path: ['record_id'], valueText: '*' },
+          { operator: 'NotEqual', path: ['frame_id'], valueInt: 1 },
+        ],
+      },
+    ]);
+    expect((await store.search([0, 0, 1], 5, { notEquals: { frame_id: 1 } })).map((h) => h.id)).toEqual(['c']);
+  });
+
+  it('re-processes a video: keeps the new run and deletes older runs, those written without run_id included', async () => {
+    const store = await open();
+    const video = { bucket_name: 'media', video_id: 'v1' };
+    const run = (runId: string | undefined, count: number, offset: number) =>
+      Array.from({ length: count }, (_, i) => ({
+        id: `${runId ?? 'legacy'}-${i}`,
+        vector: [1, i + offset, 0],
+        metadata: { ...video, frame_id: i, ...(runId ? { run_id: runId } : {}) },
+      }));
+    const replaceWith = async (runId: string) => {
+      const earlierRuns = { equals: video, notEquals: { run_id: runId } };
+      return store.delete(earlierRuns);
+    };
+    await store.insert(run(undefined, 4, 0)); // an older Argus wrote no run_id
+    await store.insert([{ id: 'other', vector: [0, 1, 0], metadata: { bucket_name: 'media', video_id: 'v2' } }]);
+    await store.insert(run('r1', 3, 10));
+    expect(await replaceWith('r1')).toBe(4);
+    expect(await store.count({ equals: video })).toBe(3);
+    await store.insert(run('r2', 2, 20));
+    expect(await replaceWith('r2')).toBe(3);
+    expect(await store.count({ equals: video })).toBe(2);
+    expect(await store.count({ equals: { run_id: 'r2' } })).toBe(2);
+    // Seven objects were deleted; their doc ids are still in the server's NotEqual, never in an answer.
+    expect(await store.count({ notEquals: { run_id: 'r2' } })).toBe(1);
+    expect(await store.count()).toBe(3);
+    expect(fake.objectCount('Frames')).toBe(3);
   });
 
   it('reports failures as VectorStoreUnavailableError', async () => {
@@ -538,8 +482,8 @@ describe('WeaviateVectorStore requests', () => {
 
   it('reports objects the server rejects', async () => {
     const store = await open();
-    fake.schemas.get('Frames')!.splice(0); // the server lost its schema: every property is unknown now
-    (store as unknown as { properties: Set<string> }).properties.add('m_x');
+    fake.schemaOf('Frames').splice(0); // the server lost its schema: every property is unknown now
+    (store as unknown as { properties: Map<string, string> }).properties.set('m_x', 'text');
     await expect(store.insert([{ id: 'a', vector: [1, 0, 0], metadata: { x: 1 } }])).rejects.toThrow(
       VectorStoreUnavailableError,
     );

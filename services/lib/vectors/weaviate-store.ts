@@ -1,4 +1,4 @@
-import weaviate, { generateUuid5, type FilterValue } from 'weaviate-client';
+import weaviate, { generateUuid5, weaviateV2, type FilterValue } from 'weaviate-client';
 import {
   assertValidFilter,
   assertValidK,
@@ -19,6 +19,7 @@ import {
   weaviateFilter,
   type WeaviatePropertyDefinition,
 } from './weaviate-mapping.js';
+import { graphQLWhere, type GraphQLWhere } from './weaviate-where.js';
 import {
   unavailableOnError,
   VectorStoreUnavailableError,
@@ -50,14 +51,24 @@ export interface WeaviateCollectionApi {
       objects: Array<{ uuid: string; properties: Record<string, unknown>; metadata?: { distance?: number } }>;
     }>;
   };
-  aggregate: { overAll(options?: { filters?: FilterValue }): Promise<{ totalCount: number }> };
   config: {
-    get(): Promise<{ properties: Array<{ name: string }> }>;
+    get(): Promise<{ properties: Array<{ name: string; dataType: string }> }>;
     addProperty(property: WeaviatePropertyDefinition): Promise<void>;
   };
 }
 
-/** The calls of a weaviate-client v3 client this adapter makes; a real `WeaviateClient` satisfies it. */
+/** The calls of weaviate-client's GraphQL Aggregate builder (`weaviateV2.client(…).graphql.aggregate()`) counts make. */
+export interface WeaviateAggregatorApi {
+  withClassName(name: string): this;
+  withFields(fields: 'meta { count }'): this;
+  withWhere(where: GraphQLWhere): this;
+  do(): Promise<{ data: { Aggregate: Record<string, Array<{ meta: { count: number } }>> } }>;
+}
+
+/**
+ * The calls of weaviate-client v3 this adapter makes: a `WeaviateClient`'s, and GraphQL Aggregate from the same
+ * package's GraphQL client (connectWeaviate joins them).
+ */
 export interface WeaviateClientApi {
   isReady(): Promise<boolean>;
   close(): Promise<void>;
@@ -66,6 +77,7 @@ export interface WeaviateClientApi {
     create(config: { name: string; properties: WeaviatePropertyDefinition[]; vectorizers: unknown }): Promise<unknown>;
     get(name: string): WeaviateCollectionApi;
   };
+  graphql: { aggregate(): WeaviateAggregatorApi };
 }
 
 /** Options of WeaviateVectorStore.open. */
@@ -92,7 +104,8 @@ export const DELETE_PAGE = 10_000;
 /** VectorStore on a Weaviate collection (vectors supplied by us, cosine HNSW). The client is injected. */
 export class WeaviateVectorStore implements VectorStore {
   readonly backend = 'weaviate';
-  private properties = new Set<string>();
+  /** The collection's properties and their declared data types, as last read from its config. */
+  private properties = new Map<string, string>();
 
   private constructor(
     private readonly client: WeaviateClientApi,
@@ -195,10 +208,17 @@ export class WeaviateVectorStore implements VectorStore {
   async count(filter?: VectorFilter): Promise<number> {
     const filters = await this.filterFor(filter);
     if (filters === MATCHES_NOTHING) return 0;
-    const result = await unavailableOnError('count Weaviate objects', () =>
-      this.collection.aggregate.overAll(filters ? { filters } : undefined),
-    );
-    return result.totalCount;
+    // Counting is GraphQL Aggregate. collection.aggregate.overAll would name each value's field from its JavaScript
+    // type (valueInt for an integral bound on a number property, which the server refuses); GraphQL's builder takes
+    // a `where` typed by the collection schema instead. Class names are capitalized, as weaviate-client's
+    // collections.get does with a collection name.
+    const className = this.collectionName.charAt(0).toUpperCase() + this.collectionName.slice(1);
+    const result = await unavailableOnError('count Weaviate objects', () => {
+      const query = this.client.graphql.aggregate().withClassName(className).withFields('meta { count }');
+      const where = filters && graphQLWhere(filters, (property) => this.declaredType(property));
+      return (where ? query.withWhere(where) : query).do();
+    });
+    return result.data.Aggregate[className][0].meta.count;
   }
 
   async health(): Promise<'ok'> {
@@ -226,7 +246,14 @@ export class WeaviateVectorStore implements VectorStore {
 
   private async refreshProperties(): Promise<void> {
     const config = await unavailableOnError('read collection config', () => this.collection.config.get());
-    this.properties = new Set(config.properties.map((property) => property.name));
+    this.properties = new Map(config.properties.map((property) => [property.name, property.dataType]));
+  }
+
+  private declaredType(property: string): string {
+    const dataType = this.properties.get(property);
+    if (!dataType)
+      throw new VectorStoreUnavailableError(`collection ${this.collectionName} has no property ${property}`);
+    return dataType;
   }
 
   private async ensureProperties(names: Set<string>): Promise<void> {
@@ -243,12 +270,12 @@ export class WeaviateVectorStore implements VectorStore {
           if (!this.properties.has(name)) throw err;
         }
       });
-      this.properties.add(name);
+      this.properties.set(name, dynamicProperty(name).dataType);
     }
   }
 }
 
-/** Connects a weaviate-client v3 client to `url` (REST) and its gRPC port. */
+/** Connects a weaviate-client v3 client to `url` (REST) and its gRPC port, with its GraphQL client for counts. */
 export async function connectWeaviate(options: WeaviateConnectionOptions): Promise<WeaviateClientApi> {
   const http = new URL(options.url);
   const grpc = options.grpcUrl ? new URL(options.grpcUrl) : undefined;
@@ -266,5 +293,16 @@ export async function connectWeaviate(options: WeaviateConnectionOptions): Promi
       headers: { 'User-Agent': processUserAgent() },
     }),
   );
-  return client as unknown as WeaviateClientApi;
+  const { graphql } = weaviateV2.client({
+    host: options.url,
+    headers: { 'User-Agent': processUserAgent() },
+    ...(options.apiKey ? { apiKey: new weaviateV2.ApiKey(options.apiKey) } : {}),
+  });
+  const api = {
+    isReady: () => client.isReady(),
+    close: () => client.close(),
+    collections: client.collections,
+    graphql,
+  };
+  return api as unknown as WeaviateClientApi;
 }
