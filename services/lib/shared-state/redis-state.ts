@@ -215,9 +215,15 @@ export class RedisSharedState implements SharedState {
         }
       });
       await connected(subscriber);
-      // Every later `ready` follows a lost connection (ioredis has subscribed again by then): tell who missed entries.
+      // Every later `ready` follows a lost connection. ioredis subscribes again by itself but says nothing when that
+      // is done; subscribing here too (harmless) and awaiting it means that a backlog read by an `onGap` listener
+      // cannot miss an entry broadcast between that read and the subscription.
       subscriber.on('ready', () => {
-        for (const onGap of this.gapListeners) onGap();
+        const channels = [...this.listeners.keys()];
+        void (channels.length > 0 ? subscriber.subscribe(...channels) : Promise.resolve()).then(
+          () => this.gapListeners.forEach((onGap) => onGap()),
+          (error: Error) => this.onError?.(error),
+        );
       });
       return subscriber;
     })();
