@@ -18,6 +18,7 @@ export { DEFAULT_INDEX_OPTIONS, type LanceDbIndexOptions } from './lancedb-index
 export {
   connectWeaviate,
   WeaviateVectorStore,
+  type WeaviateAggregatorApi,
   type WeaviateClientApi,
   type WeaviateCollectionApi,
   type WeaviateConnectionOptions,
