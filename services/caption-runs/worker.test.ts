@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { CaptionRun } from '../../operator/api/index.js';
 import type { ResourceStore } from '../../operator/ports/index.js';
 import { startFakeChatCompletions, type FakeChatCompletions } from '../../test/support/fake-chat-completions.js';
@@ -41,6 +41,15 @@ let runs: ServedRuns;
 let vlm: FakeChatCompletions;
 let subscriber: Subscriber;
 let counters: OutputCounters;
+/** Workers a test started: stopped after it whatever happened, so that one failure does not cascade. */
+const started: Array<{ abort: AbortController; done: Promise<void> }> = [];
+
+afterEach(async () => {
+  for (const { abort, done } of started.splice(0)) {
+    abort.abort();
+    await done;
+  }
+});
 
 beforeAll(async () => {
   if (unavailable) return;
@@ -124,6 +133,7 @@ async function startRun(body: Record<string, unknown>) {
     completions: 1,
     signal: abort.signal,
   });
+  started.push({ abort, done });
   return {
     runId: runId as string,
     store,
@@ -152,6 +162,7 @@ function resumeRun(runId: string) {
     completions: 1,
     signal: abort.signal,
   });
+  started.push({ abort, done });
   return {
     stop: async () => {
       await fetch(`${runs.api}/generate_captions_alerts/${runId}`, { method: 'DELETE' });
