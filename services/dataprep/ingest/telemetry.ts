@@ -1,5 +1,6 @@
 import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { SharedState } from '../../lib/shared-state/index.js';
 
 /** One processing request's telemetry, in the contract's shape. */
 export interface TelemetryRecord {
@@ -29,7 +30,17 @@ export interface TelemetryRecord {
 export interface TelemetryLogOptions {
   maxRecords: number;
   file?: string;
+  /**
+   * State every replica shares (Redis): records are also kept there, bounded, so GET /telemetry on any replica (and
+   * the ingest workers' records, in the cluster) reads them all. Unreachable, each replica answers its own records.
+   */
+  shared?: SharedState;
+  /** Told when the shared state becomes unreachable (with why) and when it answers again: once per outage. */
+  onSharedAvailability?: (available: boolean, error?: unknown) => void;
 }
+
+/** The shared list of records, newest first. */
+const SHARED_KEY = 'telemetry';
 
 /** The file is compacted to the newest `maxRecords` lines once it holds this many times as many. */
 const COMPACT_FACTOR = 2;
@@ -50,6 +61,7 @@ export class TelemetryLog {
   /** Lines the file holds once every queued write is done. */
   private fileLines = 0;
   private writing: Promise<void> = Promise.resolve();
+  private sharedAvailable = true;
 
   private constructor(private readonly options: TelemetryLogOptions) {}
 
@@ -60,10 +72,20 @@ export class TelemetryLog {
     return log;
   }
 
-  /** Adds a record at the front, dropping the oldest beyond the bound, and appends it to the file. */
+  /** Adds a record at the front, dropping the oldest beyond the bound, and appends it to the file (and shared list). */
   add(record: TelemetryRecord): void {
     this.records.unshift(record);
     if (this.records.length > this.options.maxRecords) this.records.length = this.options.maxRecords;
+    const { shared, maxRecords } = this.options;
+    if (shared) {
+      const written = shared.pushRecent(SHARED_KEY, JSON.stringify(record), maxRecords);
+      this.writing = this.writing.then(() =>
+        written.then(
+          () => this.sharedAnswered(),
+          (error) => this.sharedFailed(error),
+        ),
+      );
+    }
     const file = this.options.file;
     if (!file) return;
     if (++this.fileLines >= COMPACT_FACTOR * this.options.maxRecords) return this.compact(file);
@@ -74,9 +96,41 @@ export class TelemetryLog {
     });
   }
 
-  /** Up to `limit` records, newest first. */
-  list(limit: number): TelemetryRecord[] {
+  /**
+   * Up to `limit` records, newest first: every replica's from the shared state when there is one, else (or while it
+   * cannot be reached: telemetry fails open) this process's own.
+   */
+  async list(limit: number): Promise<TelemetryRecord[]> {
+    const { shared } = this.options;
+    if (shared) {
+      try {
+        const lines = await shared.recent(SHARED_KEY, limit);
+        this.sharedAnswered();
+        return lines.flatMap((line) => {
+          try {
+            const value: unknown = JSON.parse(line);
+            return isTelemetryRecord(value) ? [value] : [];
+          } catch {
+            return [];
+          }
+        });
+      } catch (error) {
+        this.sharedFailed(error);
+      }
+    }
     return this.records.slice(0, limit);
+  }
+
+  private sharedAnswered(): void {
+    if (this.sharedAvailable) return;
+    this.sharedAvailable = true;
+    this.options.onSharedAvailability?.(true);
+  }
+
+  private sharedFailed(error: unknown): void {
+    if (!this.sharedAvailable) return;
+    this.sharedAvailable = false;
+    this.options.onSharedAvailability?.(false, error);
   }
 
   /** Resolves when every pending write has finished. */

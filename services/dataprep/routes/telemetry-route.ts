@@ -23,8 +23,8 @@ export function telemetryRoute(services: DataprepServices): RouteSpec {
       },
       400: { description: 'limit out of range', schema: errorBody() },
     },
-    handler: (ctx) => {
-      const items = services.telemetry.list(ctx.state.query.limit);
+    handler: async (ctx) => {
+      const items = await services.telemetry.list(ctx.state.query.limit);
       ctx.body = { count: items.length, items };
     },
   });

@@ -4,6 +4,7 @@ import { loadModels } from '../../lib/inference/index.js';
 import { importDefaultModels } from '../../lib/inference/import/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import { createObjectStore } from '../../lib/storage/index.js';
+import { openSharedState } from '../../lib/shared-state/index.js';
 import { openVectorTable, type VectorStore } from '../../lib/vectors/index.js';
 import type { DataprepConfig } from '../config.js';
 import { embedMedia } from '../pipeline/index.js';
@@ -81,9 +82,28 @@ export async function openDataprepRuntime(config: DataprepConfig, logger: Logger
       () => vectors.text.close(),
       () => vectors.descriptions.close(),
     );
+    // With ARGUS_REDIS_URL, telemetry is shared by every replica and ingest worker (an unreachable Redis stops start-up).
+    const redisUrl = config.platform.redisUrl;
+    const shared = redisUrl
+      ? await openSharedState(
+          { backend: 'redis', url: redisUrl, namespace: 'argus:dataprep:', clientName: 'argus-dataprep' },
+          (error) => logger.debug('shared state connection error', { error: error.message }),
+        )
+      : undefined;
+    if (shared) cleanup.push(() => shared.close());
     const telemetry = await TelemetryLog.open({
       maxRecords: config.telemetryMaxRecords,
       file: path.join(config.dataDir, 'telemetry.jsonl'),
+      shared,
+      onSharedAvailability: (available, error) =>
+        available
+          ? logger.info('shared telemetry reachable again')
+          : logger.warn(
+              "shared telemetry unreachable: GET /telemetry answers this replica's records until it is back",
+              {
+                error: (error as Error | undefined)?.message,
+              },
+            ),
     });
     cleanup.push(() => telemetry.flush());
     const pipelineDeps = {
