@@ -87,7 +87,7 @@ describe('POST /api/embeddings', () => {
     });
     expect(await qa.deps.captions.count()).toBe(before + 3);
     expect(await qa.deps.captions.count({ equals: { camera: 'gate', frame_id: 7, timestamp: NOW } })).toBe(1);
-    expect(qa.deps.sources.known().cameras).toContain('gate');
+    expect((await qa.deps.sources.known()).cameras).toContain('gate');
   });
 
   it.each([

@@ -3,6 +3,7 @@ import { defaultModels, importDefaultModels } from '../lib/inference/import/inde
 import { DEFAULT_MODEL_NAMES, loadModels } from '../lib/inference/index.js';
 import { ChatCompletionsClient } from '../lib/llm/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
+import { openSharedState } from '../lib/shared-state/index.js';
 import { createObjectStore } from '../lib/storage/index.js';
 import { openVectorTable, type VectorStore } from '../lib/vectors/index.js';
 import { createApp } from './app.js';
@@ -62,7 +63,16 @@ export async function startCaptionQa(config: CaptionQaConfig, logger?: Logger): 
     const frames = await openVectors(config.vectors, config.vectors.frameTable, models.imageEmbedder.dimension, log);
     cleanup.push(() => frames.close());
     const keptFrames = new KeptFrames(objectStore, config.bucket);
-    const sources = new SourceRegistry(objectStore, config.bucket);
+    // With ARGUS_REDIS_URL, camera and run names are shared by every replica (an unreachable Redis stops start-up).
+    const redisUrl = platform.redisUrl;
+    const shared = redisUrl
+      ? await openSharedState(
+          { backend: 'redis', url: redisUrl, namespace: 'argus:caption-qa:', clientName: 'argus-caption-qa' },
+          (error) => log.debug('shared state connection error', { error: error.message }),
+        )
+      : undefined;
+    if (shared) cleanup.push(() => shared.close());
+    const sources = new SourceRegistry(objectStore, config.bucket, shared);
     await sources.load();
     const sweeper = new RetentionSweeper({
       keptFrames,

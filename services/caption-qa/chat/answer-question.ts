@@ -14,7 +14,7 @@ import type { ChatEventStream } from './event-stream.js';
 export interface AnswerDeps {
   retriever: Retriever;
   keptFrames: Pick<KeptFrames, 'has'>;
-  knownSources: () => KnownSources;
+  knownSources: () => Promise<KnownSources>;
   model?: AnswerModel;
   clock: Clock;
   logger: Logger;
@@ -49,7 +49,7 @@ export async function answerQuestion(
     const parsed = parseQuestion(
       question,
       { now, zone: deps.zone, atToleranceMs: deps.atToleranceMs },
-      deps.knownSources(),
+      await deps.knownSources(),
     );
     let sources;
     try {

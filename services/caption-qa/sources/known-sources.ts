@@ -1,12 +1,18 @@
 import { text as readText } from 'node:stream/consumers';
+import type { SharedState } from '../../lib/shared-state/index.js';
 import { ObjectNotFoundError, type ObjectStore } from '../../lib/storage/index.js';
 import type { KnownSources } from '../question/source-mentions.js';
 
 const KEY = 'sources.json';
+/** The most names of each kind replicas share (newest first; a name pushed twice is read once). */
+const SHARED_NAMES_MAX = 10_000;
 
 /**
  * The camera and run names captions have come from, so that a question naming one can filter by it. Kept beside the
- * frames (`sources.json` in the service's bucket) so a restart, or another replica on the same store, knows them.
+ * frames (`sources.json` in the service's bucket) so a restart knows them; with shared state (ARGUS_REDIS_URL) a name
+ * one replica learns is pushed to a shared list that every replica reads before it parses a question, so the others
+ * know it at once (not only at their next retention sweep). Shared state unreachable: each replica uses the names it
+ * knows itself (fail open), and learns the others' again when it answers.
  */
 export class SourceRegistry {
   private cameras = new Set<string>();
@@ -16,10 +22,27 @@ export class SourceRegistry {
   constructor(
     private readonly store: ObjectStore,
     private readonly bucket: string,
+    private readonly shared?: SharedState,
   ) {}
 
-  /** The names known now. */
-  known(): KnownSources {
+  /** The names known now, every replica's when state is shared. */
+  async known(): Promise<KnownSources> {
+    if (this.shared) {
+      try {
+        const [cameras, runs] = await Promise.all([
+          this.shared.recent('sources:cameras', SHARED_NAMES_MAX),
+          this.shared.recent('sources:runs', SHARED_NAMES_MAX),
+        ]);
+        for (const name of cameras) this.cameras.add(name);
+        for (const name of runs) this.runs.add(name);
+      } catch {
+        // fail open: the names this replica knows
+      }
+    }
+    return this.snapshot();
+  }
+
+  private snapshot(): KnownSources {
     return { cameras: [...this.cameras], runs: [...this.runs] };
   }
 
@@ -41,12 +64,18 @@ export class SourceRegistry {
   async note(camera: string | undefined, run: string | undefined): Promise<void> {
     const fresh = (camera !== undefined && !this.cameras.has(camera)) || (run !== undefined && !this.runs.has(run));
     if (!fresh) return;
-    if (camera !== undefined) this.cameras.add(camera);
-    if (run !== undefined) this.runs.add(run);
+    if (camera !== undefined && !this.cameras.has(camera)) {
+      this.cameras.add(camera);
+      await this.shared?.pushRecent('sources:cameras', camera, SHARED_NAMES_MAX).catch(() => undefined);
+    }
+    if (run !== undefined && !this.runs.has(run)) {
+      this.runs.add(run);
+      await this.shared?.pushRecent('sources:runs', run, SHARED_NAMES_MAX).catch(() => undefined);
+    }
     // One write at a time, each of the whole current set, so the last one written holds every name.
     this.saving = this.saving
       .catch(() => undefined)
-      .then(() => this.store.put(this.bucket, KEY, Buffer.from(JSON.stringify(this.known()))))
+      .then(() => this.store.put(this.bucket, KEY, Buffer.from(JSON.stringify(this.snapshot()))))
       .then(() => undefined);
     await this.saving;
   }
