@@ -16,7 +16,7 @@ import {
 import type { ConfigPart, PlatformConfig } from '../services/lib/config/index.js';
 import { createLogger } from '../services/lib/log/index.js';
 import { setProcessComponent } from '../services/lib/user-agent/index.js';
-import { INGEST_WORKER } from '../operator/api/index.js';
+import { CAMERA_WATCHER_WORKER, CAPTION_RUN_WORKER, INGEST_WORKER } from '../operator/api/index.js';
 import { controllerEnvSchema, loadControllerSettings } from '../operator/config.js';
 import type { ControllerSettings } from '../operator/controllers/index.js';
 import type { WorkerStarter } from '../operator/worker-command.js';
@@ -35,6 +35,8 @@ const USAGE = `usage: argus <command>
                         WATCH_NAMESPACE unset or empty: every namespace
   worker ${INGEST_WORKER} --job <namespace>/<name> [--index <i>] [--completions <n>]
                         run one shard of an IngestJob (index defaults to JOB_COMPLETION_INDEX)
+  worker ${CAMERA_WATCHER_WORKER}|${CAPTION_RUN_WORKER} --resource <namespace>/<name>
+                        run the worker of a CameraWatcher or CaptionRun until SIGTERM (a Deployment's pod)
   help, --help, -h      show this text
 
 Settings come from the environment (see README.md); every problem is reported before anything starts.
@@ -168,6 +170,14 @@ async function worker(args: string[]): Promise<void> {
     [INGEST_WORKER]: async (env, resources, log) => {
       const { startIngestWorker } = await import('../services/dataprep/ingest-worker/start-ingest-worker.js');
       return startIngestWorker(env as NodeJS.ProcessEnv, resources, log);
+    },
+    [CAMERA_WATCHER_WORKER]: async (env, resources, log) => {
+      const { startCameraWatcherWorker } = await import('../services/camera-rules/watcher/start-camera-watcher.js');
+      return startCameraWatcherWorker(env as NodeJS.ProcessEnv, resources, log);
+    },
+    [CAPTION_RUN_WORKER]: async (env, resources, log) => {
+      const { startCaptionWorker } = await import('../services/caption-runs/worker/start-caption-worker.js');
+      return startCaptionWorker(env as NodeJS.ProcessEnv, resources, log);
     },
   };
   try {

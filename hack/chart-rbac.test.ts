@@ -17,6 +17,7 @@ import { KubernetesResourceStore } from '../operator/drivers/kubernetes/index.js
 import { FakeApiServer } from '../operator/drivers/kubernetes/testing/fake-api-server.js';
 import { serviceAccountIdentities, unusedGrants } from '../operator/drivers/kubernetes/testing/fake-rbac.js';
 import { startOperator, type StartedOperator } from '../operator/main.js';
+import { updateWithRetry } from '../operator/ports/index.js';
 import { newIngestJob } from '../operator/ports/resource-store.contract.js';
 import { openServiceControlPlane } from '../operator/service-control-plane.js';
 import { runWorker } from '../operator/worker-command.js';
@@ -73,6 +74,7 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
         ARGUS_OPERATOR_HOST: '127.0.0.1',
         ARGUS_OPERATOR_PORT: '0',
         ARGUS_JOB_RETENTION_COUNT: '0',
+        ARGUS_CAPTION_RUN_RETENTION_COUNT: '0',
         ARGUS_LEADER_ELECTION_LEASE_DURATION_SECONDS: '3',
         ARGUS_LEADER_ELECTION_RENEW_DEADLINE_SECONDS: '2',
         ARGUS_LEADER_ELECTION_RETRY_PERIOD_SECONDS: '0.2',
@@ -112,11 +114,14 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
     const manifests = await renderChart(...set);
     const identities = serviceAccountIdentities(manifests);
     fake = await FakeApiServer.start({ admin: 'admin', ...identities });
-    // One conflict on the operator's first status write: it re-reads the job live, as after any conflict.
-    let conflicted = false;
+    // One conflict on the operator's first status write of each kind: it re-reads the object live, as after any
+    // conflict.
+    const conflicted = new Set<string>();
     fake.intercept((r) => {
-      if (conflicted || r.user !== OPERATOR || r.method !== 'PUT' || !r.path.endsWith('/status')) return undefined;
-      conflicted = true;
+      if (r.user !== OPERATOR || r.method !== 'PUT' || !r.path.endsWith('/status')) return undefined;
+      const plural = r.path.split('/').at(-3)!;
+      if (conflicted.has(plural)) return undefined;
+      conflicted.add(plural);
       return {
         status: 409,
         body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409 },
@@ -132,6 +137,17 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
     void fake
       .waitForRequest((r) => r.user === OPERATOR && r.method === 'GET' && /\/jobs\/[^/]+$/.test(r.path))
       .then(jobRead);
+    // The same for the Deployments of long-running workloads.
+    let deploymentRead!: () => void;
+    const deploymentReadSeen = new Promise<undefined>((resolve) => (deploymentRead = () => resolve(undefined)));
+    fake.intercept((r) =>
+      r.user === OPERATOR && r.query.watch === 'true' && r.path.endsWith('/deployments')
+        ? deploymentReadSeen
+        : undefined,
+    );
+    void fake
+      .waitForRequest((r) => r.user === OPERATOR && r.method === 'GET' && /\/deployments\/[^/]+$/.test(r.path))
+      .then(deploymentRead);
     await startChartOperator(manifests);
 
     // dataprep creates a job and cancels another in its namespace; workers finish the first.
@@ -174,7 +190,62 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
     await deletedByOperator(servicesNamespace, done.metadata.name);
     await deletedByOperator(servicesNamespace, cancelled.metadata.name);
     for (const namespace of others) await deletedByOperator(namespace, 'other');
+    // A camera watcher enabled, then disabled (its Deployment made, then deleted); a caption run started, then
+    // stopped (its Deployment deleted) and deleted at once (caption run retention 0).
+    const admin = new KubernetesResourceStore(fake.kubeConfig('admin'));
+    const deploymentCall = (method: string, name: string) =>
+      fake.waitForRequest(
+        (r) =>
+          r.user === OPERATOR &&
+          r.method === method &&
+          r.path.startsWith(`/apis/apps/v1/namespaces/${servicesNamespace}/deployments`) &&
+          (method === 'POST' || r.path.endsWith(`/${name}`)),
+      );
+    await admin.create('CameraWatcher', {
+      apiVersion: 'argus.dev/v1alpha1',
+      kind: 'CameraWatcher',
+      metadata: { name: 'front', namespace: servicesNamespace },
+      spec: { camera: 'front', enabled: true },
+    });
+    await deploymentCall('POST', 'camerawatcher-front');
+    await updateWithRetry(admin, 'CameraWatcher', servicesNamespace, 'front', (w) => ({
+      ...w,
+      spec: { ...w.spec, enabled: false },
+    }));
+    await deploymentCall('DELETE', 'camerawatcher-front');
+    await admin.create('CaptionRun', {
+      apiVersion: 'argus.dev/v1alpha1',
+      kind: 'CaptionRun',
+      metadata: { name: 'front-run', namespace: servicesNamespace },
+      spec: {
+        rtspUrl: 'rtsp://127.0.0.1:8554/front',
+        prompt: '',
+        modelName: 'm',
+        pipelineName: 'p',
+        runName: 'r',
+        maxTokens: 8,
+      },
+    });
+    await fake.waitForRequest(
+      (r) =>
+        r.user === OPERATOR &&
+        r.method === 'PUT' &&
+        r.path.endsWith('/captionruns/front-run/status') &&
+        r.status === 200,
+    );
+    await updateWithRetry(admin, 'CaptionRun', servicesNamespace, 'front-run', (run) => ({
+      ...run,
+      spec: { ...run.spec, stopRequested: true },
+    }));
+    await deploymentCall('DELETE', 'captionrun-front-run');
+    await fake.waitForRequest(
+      (r) =>
+        r.user === OPERATOR &&
+        r.method === 'DELETE' &&
+        r.path === `/apis/argus.dev/v1alpha1/namespaces/${servicesNamespace}/captionruns/front-run`,
+    );
     jobRead();
+    deploymentRead();
     await operator!.close();
     operator = undefined;
 

@@ -7,6 +7,7 @@ describe('operator configuration', () => {
     expect(loadControllerSettings({})).toEqual({
       ingest: { parallelism: 1, backoffLimit: 3, pendingDeadlineSeconds: 600 },
       retention: { count: 200, maxAgeSeconds: 604800 },
+      captionRunRetention: { count: 100, maxAgeSeconds: 604800 },
       resyncSeconds: 300,
     });
   });
@@ -19,11 +20,14 @@ describe('operator configuration', () => {
         ARGUS_INGEST_PENDING_DEADLINE_SECONDS: '120',
         ARGUS_JOB_RETENTION_COUNT: '10',
         ARGUS_JOB_RETENTION_SECONDS: '60',
+        ARGUS_CAPTION_RUN_RETENTION_COUNT: '5',
+        ARGUS_CAPTION_RUN_RETENTION_SECONDS: '3600',
         ARGUS_OPERATOR_RESYNC_SECONDS: '30',
       }),
     ).toEqual({
       ingest: { parallelism: 4, backoffLimit: 0, pendingDeadlineSeconds: 120 },
       retention: { count: 10, maxAgeSeconds: 60 },
+      captionRunRetention: { count: 5, maxAgeSeconds: 3600 },
       resyncSeconds: 30,
     });
   });

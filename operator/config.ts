@@ -20,6 +20,8 @@ export interface ControllerEnv {
   ARGUS_INGEST_PENDING_DEADLINE_SECONDS: number;
   ARGUS_JOB_RETENTION_COUNT: number;
   ARGUS_JOB_RETENTION_SECONDS: number;
+  ARGUS_CAPTION_RUN_RETENTION_COUNT: number;
+  ARGUS_CAPTION_RUN_RETENTION_SECONDS: number;
   ARGUS_OPERATOR_RESYNC_SECONDS: number;
 }
 
@@ -56,6 +58,17 @@ export const controllerEnvSchema = {
     .min(0)
     .default(7 * 24 * 3600)
     .description('Seconds a finished IngestJob is kept'),
+  ARGUS_CAPTION_RUN_RETENTION_COUNT: Joi.number()
+    .integer()
+    .min(0)
+    .max(100000)
+    .default(100)
+    .description('Finished (Stopped or Failed) CaptionRuns kept per namespace'),
+  ARGUS_CAPTION_RUN_RETENTION_SECONDS: Joi.number()
+    .integer()
+    .min(0)
+    .default(7 * 24 * 3600)
+    .description('Seconds a finished CaptionRun is kept after it finished'),
   ARGUS_OPERATOR_RESYNC_SECONDS: Joi.number()
     .integer()
     .min(1)
@@ -73,6 +86,10 @@ export function toControllerSettings(env: ControllerEnv): ControllerSettings {
       pendingDeadlineSeconds: env.ARGUS_INGEST_PENDING_DEADLINE_SECONDS,
     },
     retention: { count: env.ARGUS_JOB_RETENTION_COUNT, maxAgeSeconds: env.ARGUS_JOB_RETENTION_SECONDS },
+    captionRunRetention: {
+      count: env.ARGUS_CAPTION_RUN_RETENTION_COUNT,
+      maxAgeSeconds: env.ARGUS_CAPTION_RUN_RETENTION_SECONDS,
+    },
     resyncSeconds: env.ARGUS_OPERATOR_RESYNC_SECONDS,
   };
 }

@@ -1,6 +1,8 @@
 /**
  * `argus worker <name> --job <namespace>/<name> [--index <i>] [--completions <n>]`: one shard of a workload, in a Job
  * pod. The index defaults to JOB_COMPLETION_INDEX (set by the Job controller in Indexed mode).
+ * `argus worker <name> --resource <namespace>/<name>`: the worker of a long-running workload, in a Deployment's pod
+ * (index 0 of 1; it runs until SIGTERM).
  */
 import type { Logger } from '../services/lib/log/index.js';
 import { userAgent } from '../services/lib/user-agent/index.js';
@@ -41,17 +43,30 @@ function count(flag: string, value: string | undefined, min: number): number {
   return Number(value);
 }
 
-/** Parses `<name> --job <ns>/<name> [--index i] [--completions n]`; the index falls back to JOB_COMPLETION_INDEX. */
+/**
+ * Parses `<name> --job <ns>/<name> [--index i] [--completions n]` (the index falls back to JOB_COMPLETION_INDEX) or
+ * `<name> --resource <ns>/<name>` (index 0 of 1).
+ */
 export function parseWorkerArgs(args: string[], completionIndex: number | undefined): WorkerInvocation {
   const [worker, ...flags] = args;
   if (!worker || worker.startsWith('-')) throw new WorkerUsageError('name the worker, e.g. argus worker ingest');
   const values: Record<string, string> = {};
   for (let i = 0; i < flags.length; i += 2) {
     const flag = flags[i];
-    if (!['--job', '--index', '--completions'].includes(flag) || flags[i + 1] === undefined) {
+    if (!['--job', '--resource', '--index', '--completions'].includes(flag) || flags[i + 1] === undefined) {
       throw new WorkerUsageError(`unknown or incomplete option ${flag}`);
     }
     values[flag] = flags[i + 1];
+  }
+  const resource = values['--resource'];
+  if (resource !== undefined) {
+    const other = ['--job', '--index', '--completions'].find((flag) => values[flag] !== undefined);
+    if (other) throw new WorkerUsageError(`--resource runs one long-running worker: ${other} does not apply`);
+    const [namespace, name, extra] = resource.split('/');
+    if (!namespace || !name || extra !== undefined || !NAME.test(namespace) || !NAME.test(name)) {
+      throw new WorkerUsageError('--resource needs <namespace>/<name>');
+    }
+    return { worker, namespace, name, index: 0, completions: 1 };
   }
   const [namespace, name, extra] = (values['--job'] ?? '').split('/');
   if (!namespace || !name || extra !== undefined || !NAME.test(namespace) || !NAME.test(name)) {

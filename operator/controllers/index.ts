@@ -2,6 +2,8 @@ import type { Registry } from 'prom-client';
 import type { EventSink, ResourceStore, WorkloadDriver } from '../ports/index.js';
 import type { ControllerSettings } from './settings.js';
 import type { Logger } from '../../services/lib/log/index.js';
+import { CameraWatcherController } from './camerawatcher/controller.js';
+import { CaptionRunController } from './captionrun/controller.js';
 import { IngestJobController } from './ingestjob/controller.js';
 import { controllerMetrics } from './runtime/metrics.js';
 
@@ -15,6 +17,9 @@ export type { DesiredCondition } from './conditions.js';
 export { decideIngestJob, isTerminal, SKIPPED_BY_CANCEL } from './ingestjob/reconcile.js';
 export { ingestWorkload } from './ingestjob/workload.js';
 export { planRetention } from './ingestjob/retention.js';
+export { CAMERA_WATCHER_WORKLOAD, decideCameraWatcher } from './camerawatcher/reconcile.js';
+export { CAPTION_RUN_WORKLOAD, decideCaptionRun, isFinished as isCaptionRunFinished } from './captionrun/reconcile.js';
+export { planCaptionRunRetention } from './captionrun/retention.js';
 
 /** What the controllers run on: the same in both modes, only the store and the driver differ. */
 export interface ControllersOptions {
@@ -38,14 +43,27 @@ export interface RunningControllers {
   stop(): Promise<void>;
 }
 
-/** Starts every controller of the operator (today: IngestJob). */
+/** Starts every controller of the operator: IngestJob, CameraWatcher, CaptionRun. */
 export async function startControllers(options: ControllersOptions): Promise<RunningControllers> {
   const metrics = controllerMetrics(options.registry);
-  const ingestJobs = new IngestJobController({ ...options, metrics });
-  await ingestJobs.start();
+  const controllers = [
+    new IngestJobController({ ...options, metrics }),
+    new CameraWatcherController({ ...options, metrics }),
+    new CaptionRunController({ ...options, metrics }),
+  ];
+  const started: typeof controllers = [];
+  try {
+    for (const controller of controllers) {
+      await controller.start();
+      started.push(controller);
+    }
+  } catch (error) {
+    await Promise.all(started.map((c) => c.stop()));
+    throw error;
+  }
   options.logger.info('controllers started', {
-    controllers: ['ingestjob'],
+    controllers: ['ingestjob', 'camerawatcher', 'captionrun'],
     namespace: options.namespace ?? '(all)',
   });
-  return { stop: () => ingestJobs.stop() };
+  return { stop: async () => void (await Promise.all(controllers.map((c) => c.stop()))) };
 }

@@ -1,8 +1,11 @@
 export type { NewResource, ResourceStore, Watch, WatchEvent } from './resource-store.js';
 export type {
+  BatchWorkloadSpec,
+  LongRunningWorkloadSpec,
   Worker,
   WorkerContext,
   WorkloadDriver,
+  WorkloadMode,
   WorkloadOwner,
   WorkloadSpec,
   WorkloadStatus,

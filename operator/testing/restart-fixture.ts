@@ -22,6 +22,7 @@ const plane = await openEmbeddedControlPlane({
   config: {
     ingest: { parallelism: 1, backoffLimit: 0, pendingDeadlineSeconds: 600 },
     retention: { count: 100, maxAgeSeconds: 86400 },
+    captionRunRetention: { count: 100, maxAgeSeconds: 86400 },
     resyncSeconds: 3600,
   },
 });

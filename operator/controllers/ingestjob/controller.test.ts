@@ -22,6 +22,7 @@ const config = (
 ) => ({
   ingest: { parallelism: 1, backoffLimit: 0, pendingDeadlineSeconds: 600, ...over },
   retention,
+  captionRunRetention: { count: 100, maxAgeSeconds: 86400 },
   resyncSeconds: 3600,
 });
 

@@ -1,12 +1,12 @@
 import { TERMINAL_INGEST_STATES, type IngestJobStatus, type IngestState } from '../../api/index.js';
-import type { ResourceEvent, WorkloadSpec } from '../../ports/index.js';
+import type { BatchWorkloadSpec, ResourceEvent } from '../../ports/index.js';
 import { counted } from '../../../services/lib/wording/index.js';
 
 const terminal = (state: IngestState | undefined) => state !== undefined && TERMINAL_INGEST_STATES.includes(state);
 const condition = (status: IngestJobStatus, type: string) => status.conditions?.find((c) => c.type === type);
 
 /** The Event of a workload the controller just made (the Job in a cluster). */
-export function workloadCreatedEvent(spec: WorkloadSpec): ResourceEvent {
+export function workloadCreatedEvent(spec: BatchWorkloadSpec): ResourceEvent {
   return {
     type: 'Normal',
     reason: 'JobCreated',

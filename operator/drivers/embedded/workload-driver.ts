@@ -1,5 +1,13 @@
 import type { AnyResource } from '../../api/index.js';
-import type { Worker, WorkloadDriver, WorkloadOwner, WorkloadSpec, WorkloadStatus } from '../../ports/index.js';
+import type {
+  BatchWorkloadSpec,
+  Worker,
+  WorkloadDriver,
+  WorkloadMode,
+  WorkloadOwner,
+  WorkloadSpec,
+  WorkloadStatus,
+} from '../../ports/index.js';
 
 /** Options of the embedded workload driver. */
 export interface EmbeddedWorkloadDriverOptions {
@@ -7,12 +15,27 @@ export interface EmbeddedWorkloadDriverOptions {
   retryDelayMs?: (failures: number) => number;
   /** Told about every failed shard attempt (the driver retries or fails the workload; it never throws it). */
   onShardError?: (owner: WorkloadOwner, index: number, error: unknown) => void;
+  /**
+   * Long-running workloads: delay before a replica that ended runs again, by restarts in a row (default: 1 s doubling
+   * up to 60 s, as the kubelet's back-off); a run that lasted `restartResetMs` resets the count.
+   */
+  restartDelayMs?: (restartsInRow: number) => number;
+  /** A long-running replica that ran this long before it ended restarts without back-off history (default 10 min). */
+  restartResetMs?: number;
+  /** The clock of the restart reset (tests move it). */
+  now?: () => number;
 }
 
 interface Workload {
   owner: WorkloadOwner;
   uid?: string;
-  spec: WorkloadSpec;
+  /** Shards as a batch spec (a long-running one: `replicas` shards, never done, never failing). */
+  spec: BatchWorkloadSpec;
+  longRunning: boolean;
+  /** Long-running: restarts so far, in a row (for the back-off), and why the last run ended. */
+  restarts: number;
+  restartsInRow: number;
+  lastError?: string;
   abort: AbortController;
   /** Shard indexes waiting to run (first attempts and retries). */
   waiting: number[];
@@ -26,13 +49,17 @@ interface Workload {
 }
 
 const defaultRetryDelay = (failures: number) => Math.min(60_000, 1000 * 2 ** (failures - 1));
+/** Longest message of a failure kept as lastError. */
+const LAST_ERROR_MAX = 1024;
 
 /**
  * Workloads as in-process tasks: each of `completions` shards calls the registered worker (at most `parallelism` at
  * once) with an AbortSignal; a shard that throws runs again after a back-off until the workload has failed more than
  * `backoffLimit` times (as a batch/v1 Job counts), then the workload fails and its other shards are aborted. A
- * workload whose worker is not registered yet waits (active 0) and starts when it is. State lives in memory only:
- * after a restart there is none, and the controller ensures the workload again.
+ * long-running workload runs `replicas` tasks until it is removed: a task that throws (or returns while it should run)
+ * is started again after a bounded back-off, counted in `restarts` with its error in `lastError`. A workload whose
+ * worker is not registered yet waits (active 0) and starts when it is. State lives in memory only: after a restart
+ * there is none, and the controller ensures the workload again.
  */
 export class EmbeddedWorkloadDriver implements WorkloadDriver {
   private readonly workers = new Map<string, Worker>();
@@ -41,10 +68,14 @@ export class EmbeddedWorkloadDriver implements WorkloadDriver {
   /** Shards of removed workloads that have not settled yet (close waits for them). */
   private readonly leaving = new Set<Promise<void>>();
   private readonly retryDelayMs: (failures: number) => number;
+  private readonly restartDelayMs: (restartsInRow: number) => number;
+  private readonly now: () => number;
   private closed = false;
 
   constructor(private readonly options: EmbeddedWorkloadDriverOptions = {}) {
     this.retryDelayMs = options.retryDelayMs ?? defaultRetryDelay;
+    this.restartDelayMs = options.restartDelayMs ?? defaultRetryDelay;
+    this.now = options.now ?? Date.now;
   }
 
   /** Makes `worker` the code of workloads named `name`; workloads waiting for it start now. */
@@ -60,12 +91,20 @@ export class EmbeddedWorkloadDriver implements WorkloadDriver {
     const existing = this.workloads.get(key);
     if (existing && existing.uid === owner.metadata.uid) return;
     if (existing) this.discard(key, existing);
+    const longRunning = spec.mode === 'long-running';
+    const shards: BatchWorkloadSpec =
+      spec.mode === 'long-running'
+        ? { worker: spec.worker, completions: spec.replicas, parallelism: spec.replicas, backoffLimit: Infinity }
+        : { ...spec };
     const workload: Workload = {
       owner: ownerOf(owner),
       uid: owner.metadata.uid,
-      spec: { ...spec },
+      spec: shards,
+      longRunning,
+      restarts: 0,
+      restartsInRow: 0,
       abort: new AbortController(),
-      waiting: Array.from({ length: spec.completions }, (_, i) => i),
+      waiting: Array.from({ length: shards.completions }, (_, i) => i),
       active: 0,
       succeeded: 0,
       failed: 0,
@@ -76,22 +115,31 @@ export class EmbeddedWorkloadDriver implements WorkloadDriver {
     this.pump(workload);
   }
 
-  async inspect(owner: AnyResource): Promise<WorkloadStatus | undefined> {
+  /** The workload of `owner` (one per owner embedded, whatever its mode). */
+  async inspect(owner: AnyResource, _mode?: WorkloadMode): Promise<WorkloadStatus | undefined> {
     const workload = this.workloads.get(keyOf(owner));
     if (!workload || workload.uid !== owner.metadata.uid) return undefined;
     const registered = this.workers.has(workload.spec.worker);
+    if (workload.longRunning) {
+      return {
+        active: workload.active,
+        ready: workload.active,
+        ...(registered ? {} : { waiting: notRegistered(workload.spec.worker) }),
+        succeeded: 0,
+        failed: 0,
+        complete: false,
+        restarts: workload.restarts,
+        ...(workload.lastError !== undefined ? { lastError: workload.lastError } : {}),
+        ...(workload.startTime ? { startTime: workload.startTime } : {}),
+      };
+    }
     return {
       active: workload.active,
       // A task runs its worker as soon as it starts: every active shard is a running worker.
       ready: workload.active,
       ...(registered || workload.succeeded === workload.spec.completions
         ? {}
-        : {
-            waiting: {
-              reason: 'WorkerNotRegistered',
-              message: `no worker named "${workload.spec.worker}" is registered in this process`,
-            },
-          }),
+        : { waiting: notRegistered(workload.spec.worker) }),
       succeeded: workload.succeeded,
       failed: workload.failed,
       complete: workload.succeeded === workload.spec.completions,
@@ -100,7 +148,7 @@ export class EmbeddedWorkloadDriver implements WorkloadDriver {
     };
   }
 
-  async remove(owner: AnyResource): Promise<void> {
+  async remove(owner: AnyResource, _mode?: WorkloadMode): Promise<void> {
     const key = keyOf(owner);
     const workload = this.workloads.get(key);
     if (workload) this.discard(key, workload);
@@ -148,6 +196,7 @@ export class EmbeddedWorkloadDriver implements WorkloadDriver {
   private async runShard(workload: Workload, worker: Worker, index: number): Promise<void> {
     const { signal } = workload.abort;
     const { namespace, name } = workload.owner;
+    if (workload.longRunning) return this.runReplica(workload, worker, index);
     try {
       await Promise.resolve().then(() =>
         worker({ namespace, name, index, completions: workload.spec.completions, signal }),
@@ -160,6 +209,38 @@ export class EmbeddedWorkloadDriver implements WorkloadDriver {
       workload.active--;
     }
     if (!signal.aborted) this.pump(workload);
+  }
+
+  /** One run of a long-running replica (index 0 of 1 for the worker); when it ends it is started again after a back-off. */
+  private async runReplica(workload: Workload, worker: Worker, index: number): Promise<void> {
+    const { signal } = workload.abort;
+    const { namespace, name } = workload.owner;
+    const started = this.now();
+    let failure: unknown;
+    let threw = false;
+    try {
+      await Promise.resolve().then(() => worker({ namespace, name, index: 0, completions: 1, signal }));
+    } catch (error) {
+      threw = true;
+      failure = error;
+    } finally {
+      workload.active--;
+    }
+    if (signal.aborted) return;
+    if (threw) this.options.onShardError?.(workload.owner, index, failure);
+    if (this.now() - started >= (this.options.restartResetMs ?? 600_000)) workload.restartsInRow = 0;
+    workload.restarts++;
+    workload.restartsInRow++;
+    workload.lastError = threw
+      ? (failure instanceof Error ? failure.message : String(failure)).slice(0, LAST_ERROR_MAX)
+      : 'the worker returned while its workload should run';
+    const timer = setTimeout(() => {
+      workload.retryTimers.delete(timer);
+      workload.waiting.push(index);
+      this.pump(workload);
+    }, this.restartDelayMs(workload.restartsInRow));
+    workload.retryTimers.add(timer);
+    this.notify(workload);
   }
 
   private shardFailed(workload: Workload, index: number, error: unknown): void {
@@ -189,6 +270,10 @@ export class EmbeddedWorkloadDriver implements WorkloadDriver {
   private notify(workload: Workload): void {
     for (const listener of this.listeners) listener({ ...workload.owner });
   }
+}
+
+function notRegistered(worker: string): { reason: string; message: string } {
+  return { reason: 'WorkerNotRegistered', message: `no worker named "${worker}" is registered in this process` };
 }
 
 function keyOf(owner: AnyResource): string {

@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1Deployment, V1Job, V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { AnyResource } from '../../api/index.js';
-import type { WorkloadSpec } from '../../ports/index.js';
+import type { BatchWorkloadSpec, LongRunningWorkloadSpec } from '../../ports/index.js';
 
 /** How worker pods are placed and started: operator configuration (`ARGUS_WORKER_*`). */
 export interface WorkerPodTemplate {
   image: string;
-  /** The argus command in the image; `worker <name> --job <ns>/<name> --completions <n>` is appended. */
+  /**
+   * The argus command in the image; `worker <name> --job <ns>/<name> --completions <n>` is appended (a Job), or
+   * `worker <name> --resource <ns>/<name>` (a Deployment).
+   */
   command: string[];
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
   nodeSelector: Record<string, string>;
@@ -68,82 +71,118 @@ const WRITABLE_DIRS = [
   { name: 'models', mountPath: '/var/lib/argus/models' },
 ];
 
+/** The worker pod template both workload kinds use: restricted pod security, writable emptyDirs, the worker's command. */
+function workerPodTemplate(
+  labels: Record<string, string>,
+  args: string[],
+  restartPolicy: 'Never' | 'Always',
+  pod: WorkerPodTemplate,
+): V1PodTemplateSpec {
+  return {
+    metadata: { labels },
+    spec: {
+      restartPolicy,
+      // PodSecurity "restricted": non-root with numeric ids, RuntimeDefault seccomp (see the container's part).
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: WORKER_UID,
+        runAsGroup: WORKER_UID,
+        fsGroup: WORKER_UID,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      volumes: WRITABLE_DIRS.map(({ name }) => ({ name, emptyDir: {} })),
+      ...(pod.serviceAccountName ? { serviceAccountName: pod.serviceAccountName } : {}),
+      ...(Object.keys(pod.nodeSelector).length ? { nodeSelector: pod.nodeSelector } : {}),
+      ...(pod.tolerations.length ? { tolerations: pod.tolerations } : {}),
+      containers: [
+        {
+          name: 'worker',
+          image: pod.image,
+          ...(pod.imagePullPolicy ? { imagePullPolicy: pod.imagePullPolicy } : {}),
+          command: [...pod.command, 'worker', ...args],
+          ...(Object.keys(pod.resources).length ? { resources: pod.resources } : {}),
+          ...(pod.envFrom.length ? { envFrom: pod.envFrom } : {}),
+          env: [
+            { name: 'ARGUS_DATA_DIR', value: '/var/lib/argus/data' },
+            { name: 'ARGUS_MODELS_DIR', value: '/var/lib/argus/models' },
+            { name: 'HOME', value: '/tmp' },
+          ],
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          },
+          volumeMounts: WRITABLE_DIRS,
+        },
+      ],
+    },
+  };
+}
+
+/** The controller owner reference of a workload: blocking deletion, same namespace, so deleting the resource collects it. */
+function ownerReferences(owner: AnyResource) {
+  const { name, namespace, uid } = owner.metadata;
+  if (!uid) throw new Error(`${owner.kind} ${namespace}/${name} has no uid: read it from the API server first`);
+  return [{ apiVersion: owner.apiVersion, kind: owner.kind, name, uid, controller: true, blockOwnerDeletion: true }];
+}
+
 /**
  * The indexed batch/v1 Job running a resource's workload: owned by the resource (controller, blocking deletion,
  * same namespace) so that deleting the resource collects it; each pod runs `argus worker <name>` on its share
  * (index from JOB_COMPLETION_INDEX, which the Job controller sets in Indexed mode).
  */
-export function buildJob(owner: AnyResource, spec: WorkloadSpec, pod: WorkerPodTemplate): V1Job {
-  const { name, namespace, uid } = owner.metadata;
-  if (!uid) throw new Error(`${owner.kind} ${namespace}/${name} has no uid: read it from the API server first`);
+export function buildJob(owner: AnyResource, spec: BatchWorkloadSpec, pod: WorkerPodTemplate): V1Job {
+  const { name, namespace } = owner.metadata;
+  const ownerRefs = ownerReferences(owner);
   if (!(spec.completions >= 1 && spec.completions <= MAX_COMPLETIONS)) {
     throw new Error(`completions must be 1..${MAX_COMPLETIONS}, not ${spec.completions}`);
   }
   const labels = jobLabels(owner, spec.worker);
+  const args = [spec.worker, '--job', `${namespace}/${name}`, '--completions', String(spec.completions)];
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: {
-      name: jobName(owner),
-      namespace,
-      labels,
-      ownerReferences: [
-        { apiVersion: owner.apiVersion, kind: owner.kind, name, uid, controller: true, blockOwnerDeletion: true },
-      ],
-    },
+    metadata: { name: jobName(owner), namespace, labels, ownerReferences: ownerRefs },
     spec: {
       completionMode: 'Indexed',
       completions: spec.completions,
       parallelism: Math.min(spec.parallelism, spec.completions),
       backoffLimit: spec.backoffLimit,
       ttlSecondsAfterFinished: pod.ttlSecondsAfterFinished,
-      template: {
-        metadata: { labels },
-        spec: {
-          restartPolicy: 'Never',
-          // PodSecurity "restricted": non-root with numeric ids, RuntimeDefault seccomp (see the container's part).
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: WORKER_UID,
-            runAsGroup: WORKER_UID,
-            fsGroup: WORKER_UID,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
-          volumes: WRITABLE_DIRS.map(({ name }) => ({ name, emptyDir: {} })),
-          ...(pod.serviceAccountName ? { serviceAccountName: pod.serviceAccountName } : {}),
-          ...(Object.keys(pod.nodeSelector).length ? { nodeSelector: pod.nodeSelector } : {}),
-          ...(pod.tolerations.length ? { tolerations: pod.tolerations } : {}),
-          containers: [
-            {
-              name: 'worker',
-              image: pod.image,
-              ...(pod.imagePullPolicy ? { imagePullPolicy: pod.imagePullPolicy } : {}),
-              command: [
-                ...pod.command,
-                'worker',
-                spec.worker,
-                '--job',
-                `${namespace}/${name}`,
-                '--completions',
-                String(spec.completions),
-              ],
-              ...(Object.keys(pod.resources).length ? { resources: pod.resources } : {}),
-              ...(pod.envFrom.length ? { envFrom: pod.envFrom } : {}),
-              env: [
-                { name: 'ARGUS_DATA_DIR', value: '/var/lib/argus/data' },
-                { name: 'ARGUS_MODELS_DIR', value: '/var/lib/argus/models' },
-                { name: 'HOME', value: '/tmp' },
-              ],
-              securityContext: {
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ['ALL'] },
-              },
-              volumeMounts: WRITABLE_DIRS,
-            },
-          ],
-        },
-      },
+      template: workerPodTemplate(labels, args, 'Never', pod),
+    },
+  };
+}
+
+/** How long a Deployment may make no progress before its Progressing condition says ProgressDeadlineExceeded. */
+export const PROGRESS_DEADLINE_SECONDS = 600;
+
+/**
+ * The apps/v1 Deployment of a long-running workload: `replicas` pods running `argus worker <name> --resource
+ * <ns>/<name>` (restartPolicy Always: the kubelet restarts a worker that ends), the same pod template, labels and
+ * owner reference as a Job, so deleting the resource collects it with its ReplicaSets and pods. Its name is the Job's
+ * (`<kind>-<name>`); `Recreate` so that two workers of one resource never run side by side during a rollout.
+ */
+export function buildDeployment(
+  owner: AnyResource,
+  spec: LongRunningWorkloadSpec,
+  pod: WorkerPodTemplate,
+): V1Deployment {
+  const { name, namespace } = owner.metadata;
+  const ownerRefs = ownerReferences(owner);
+  const labels = jobLabels(owner, spec.worker);
+  const selector = { 'argus.dev/kind': labels['argus.dev/kind'], 'argus.dev/name': labels['argus.dev/name'] };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: jobName(owner), namespace, labels, ownerReferences: ownerRefs },
+    spec: {
+      replicas: spec.replicas,
+      selector: { matchLabels: selector },
+      strategy: { type: 'Recreate' },
+      progressDeadlineSeconds: PROGRESS_DEADLINE_SECONDS,
+      revisionHistoryLimit: 2,
+      template: workerPodTemplate(labels, [spec.worker, '--resource', `${namespace}/${name}`], 'Always', pod),
     },
   };
 }

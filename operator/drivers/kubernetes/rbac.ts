@@ -14,15 +14,22 @@ export interface PolicyRule {
  * nothing more: the IngestJob controller lists and watches IngestJobs (reads come from that cache; a live get only
  * after its own write or a conflict) and deletes finished ones (retention); status goes through the status
  * subresource (PUT); blockOwnerDeletion on the Jobs needs `update` on the owner's finalizers; the Job driver creates,
- * lists and watches Jobs (reads come from that cache) and deletes them. No operator code touches CameraRules,
- * CameraWatchers or CaptionRuns (their controllers do not exist yet), writes spec or metadata, or patches, today: add
- * the rules with the code that needs them.
+ * lists and watches Jobs (reads come from that cache) and deletes them. The CameraWatcher and CaptionRun controllers
+ * list and watch their kinds, read one before a status write (conflict retry), write status, and the CaptionRun
+ * retention deletes finished runs; their long-running workloads are Deployments (create, list, watch, get, delete),
+ * owned with blockOwnerDeletion (`update` on the owner's finalizers). No operator code touches CameraRules, writes
+ * spec or metadata, or patches, today: add the rules with the code that needs them.
  */
 export const OPERATOR_RULES: PolicyRule[] = [
   { apiGroups: [GROUP], resources: ['ingestjobs'], verbs: ['get', 'list', 'watch', 'delete'] },
   { apiGroups: [GROUP], resources: ['ingestjobs/status'], verbs: ['update'] },
   { apiGroups: [GROUP], resources: ['ingestjobs/finalizers'], verbs: ['update'] },
   { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list', 'watch', 'delete'] },
+  { apiGroups: [GROUP], resources: ['camerawatchers'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [GROUP], resources: ['captionruns'], verbs: ['get', 'list', 'watch', 'delete'] },
+  { apiGroups: [GROUP], resources: ['camerawatchers/status', 'captionruns/status'], verbs: ['update'] },
+  { apiGroups: [GROUP], resources: ['camerawatchers/finalizers', 'captionruns/finalizers'], verbs: ['update'] },
+  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['create', 'get', 'list', 'watch', 'delete'] },
   // Why workers wait: the Job driver watches its pods and reads the FailedCreate Events of a Job without pods.
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['list'] },

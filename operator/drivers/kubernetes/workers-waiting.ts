@@ -63,6 +63,10 @@ export function lastFailedCreate(events: CoreV1Event[]): Waiting | undefined {
   const when = (e: CoreV1Event) => new Date(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? 0).getTime();
   const latest = events.filter((e) => e.reason === 'FailedCreate').sort((a, b) => when(b) - when(a))[0];
   if (!latest) return undefined;
-  const message = (latest.message ?? 'the Job could not create a pod').replace(GENERATED_POD_NAME, '$1*"');
-  return { reason: 'FailedCreate', message: withHint(message) };
+  return failedCreate(latest.message ?? 'the Job could not create a pod');
+}
+
+/** A refused pod's message (a FailedCreate Event's, a ReplicaFailure condition's) as the controllers see it. */
+export function failedCreate(message: string): Waiting {
+  return { reason: 'FailedCreate', message: withHint(message.replace(GENERATED_POD_NAME, '$1*"')) };
 }

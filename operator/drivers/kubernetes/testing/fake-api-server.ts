@@ -23,6 +23,7 @@ import {
   type JobControllerCluster,
 } from './job-controller.js';
 import { podSecurityViolation } from './pod-security.js';
+import { syncDeployment, type DeploymentControllerCluster } from './deployment-controller.js';
 
 /** A kind the fake serves. */
 interface ResourceType {
@@ -273,6 +274,56 @@ const JOBS: ResourceType = {
   },
 };
 
+/** apps/v1 Deployment validation: a selector matching the template, restartPolicy Always, the selector immutable. */
+function deploymentProblems(deployment: any, old: any | undefined): string[] {
+  const problems: string[] = [];
+  const spec = deployment.spec ?? {};
+  const selector: Record<string, string> = spec.selector?.matchLabels ?? {};
+  const labels: Record<string, string> = spec.template?.metadata?.labels ?? {};
+  if (!Object.keys(selector).length) problems.push('spec.selector: Required value');
+  if (Object.entries(selector).some(([k, v]) => labels[k] !== v)) {
+    problems.push('spec.template.metadata.labels: Invalid value: `selector` does not match template `labels`');
+  }
+  if (spec.replicas !== undefined && !(Number.isInteger(spec.replicas) && spec.replicas >= 0)) {
+    problems.push('spec.replicas: must be greater than or equal to 0');
+  }
+  if ((spec.template?.spec?.restartPolicy ?? 'Always') !== 'Always') {
+    problems.push('spec.template.spec.restartPolicy: Unsupported value: only "Always" is supported');
+  }
+  if (!Array.isArray(spec.template?.spec?.containers) || spec.template.spec.containers.length === 0) {
+    problems.push('spec.template.spec.containers: Required value');
+  }
+  if (old && !isDeepStrictEqual(old.spec?.selector, spec.selector)) {
+    problems.push('spec.selector: Invalid value: field is immutable');
+  }
+  return problems;
+}
+
+const DEPLOYMENTS: ResourceType = {
+  group: 'apps',
+  version: 'v1',
+  plural: 'deployments',
+  kind: 'Deployment',
+  statusSubresource: true,
+  generation: true,
+  unconditionalUpdate: true,
+  validate(object, old) {
+    const problems = deploymentProblems(object, old);
+    return problems.length ? invalid(problems.join('; ')) : undefined;
+  },
+};
+
+const REPLICASETS: ResourceType = {
+  group: 'apps',
+  version: 'v1',
+  plural: 'replicasets',
+  kind: 'ReplicaSet',
+  statusSubresource: true,
+  generation: true,
+  unconditionalUpdate: true,
+  validate: () => undefined,
+};
+
 /** The labels the API server adds to a Job's pod template and selects its pods by (manualSelector unset). */
 function defaultJobSelector(job: any): void {
   const labels = {
@@ -332,6 +383,8 @@ const FIELD_LABELS: Record<string, string[]> = {
 const TYPES: ResourceType[] = [
   ...(Object.keys(RESOURCES) as KindName[]).map(customResourceType),
   JOBS,
+  DEPLOYMENTS,
+  REPLICASETS,
   LEASES,
   EVENTS,
   PODS,
@@ -406,6 +459,11 @@ export class FakeApiServer {
   /** Jobs the Job controller model still has to sync, and whether it is syncing now. */
   private readonly jobSyncs = new Set<string>();
   private syncingJobs = false;
+  /** Deployments the Deployment controller model still has to sync, and whether it is syncing now. */
+  private readonly deploymentSyncs = new Set<string>();
+  private syncingDeployments = false;
+  /** Deployments whose progress deadline the test said has passed. */
+  private readonly deadlines = new Set<string>();
   private rv = 1000;
   /** Watches from a resourceVersion below this get 410 Gone. */
   private compactedBelow = 0;
@@ -495,9 +553,16 @@ export class FakeApiServer {
     return this.store(type, key, next, old ? 'MODIFIED' : 'ADDED');
   }
 
-  /** The pods of a Job (its controller's uid), by completion index. */
+  /** The pods of a Job (its controller's uid), by completion index, or of a Deployment (through its ReplicaSets). */
   podsOf(namespace: string, job: string): any[] {
+    const deployment = this.objects.get(`apps/deployments/${namespace}/${job}`);
     const owner = this.objects.get(`batch/jobs/${namespace}/${job}`);
+    if (!owner && deployment) {
+      return this.deploymentCluster
+        .replicaSetsOf(deployment)
+        .flatMap((rs) => this.deploymentCluster.podsOf(rs))
+        .map(clone);
+    }
     if (!owner) throw new Error(`no job ${namespace}/${job}`);
     return this.jobPods(owner)
       .map(clone)
@@ -574,6 +639,37 @@ export class FakeApiServer {
       }),
       indexes,
     );
+  }
+
+  /**
+   * The kubelet restarts the crashed worker container of the Deployment's (or Job's) running pods: `restartCount`
+   * grows, `lastState.terminated` keeps the exit (code 1, reason Error, `message`), the container waits in
+   * CrashLoopBackOff and the pod is not Ready.
+   */
+  crashPods(namespace: string, workload: string, message: string): void {
+    const now = rfc3339();
+    this.setPodStatuses(namespace, workload, (pod) => ({
+      ...pod.status,
+      phase: 'Running',
+      conditions: podConditions(now, { scheduled: true, ready: false }),
+      containerStatuses: pod.spec.containers.map((c: any, i: number) => ({
+        name: c.name,
+        image: c.image,
+        ready: false,
+        started: false,
+        restartCount: (pod.status?.containerStatuses?.[i]?.restartCount ?? 0) + 1,
+        state: { waiting: { reason: 'CrashLoopBackOff', message: `back-off restarting failed container ${c.name}` } },
+        lastState: { terminated: { exitCode: 1, reason: 'Error', message, finishedAt: now } },
+      })),
+    }));
+  }
+
+  /** The Deployment made no progress for its progressDeadlineSeconds: the controller says ProgressDeadlineExceeded. */
+  progressDeadlinePasses(namespace: string, name: string): void {
+    const key = `apps/deployments/${namespace}/${name}`;
+    if (!this.objects.has(key)) throw new Error(`no deployment ${namespace}/${name}`);
+    this.deadlines.add(key);
+    this.wakeDeploymentController(DEPLOYMENTS, this.objects.get(key));
   }
 
   /** Sets `spec.suspend` of a Job, as `kubectl patch` would; the Job controller then acts on it. */
@@ -1005,6 +1101,7 @@ export class FakeApiServer {
     this.objects.set(key, object);
     this.publish(type, event, object);
     this.wakeJobController(type, object);
+    this.wakeDeploymentController(type, object);
     return clone(object);
   }
 
@@ -1035,6 +1132,86 @@ export class FakeApiServer {
     } finally {
       this.syncingJobs = false;
     }
+  }
+
+  /**
+   * The Deployment and ReplicaSet controllers' informers: a Deployment, one of its ReplicaSets or their pods changed,
+   * or a ServiceAccount or Namespace that a refused pod needed: the Deployments concerned sync until nothing changes.
+   */
+  private wakeDeploymentController(type: ResourceType, object: any): void {
+    const ns = object.metadata.namespace ?? '';
+    const ownerOf = (o: any, kind: string) =>
+      (o.metadata.ownerReferences ?? []).find((r: any) => r.controller && r.kind === kind);
+    if (type === DEPLOYMENTS) this.deploymentSyncs.add(`apps/deployments/${ns}/${object.metadata.name}`);
+    let replicaSet: any;
+    if (type === PODS) {
+      const owner = ownerOf(object, 'ReplicaSet');
+      replicaSet = owner && this.objects.get(`apps/replicasets/${ns}/${owner.name}`);
+    } else if (type === REPLICASETS) replicaSet = object;
+    const deployment = replicaSet && ownerOf(replicaSet, 'Deployment');
+    if (deployment) this.deploymentSyncs.add(`apps/deployments/${ns}/${deployment.name}`);
+    if (type.plural === 'serviceaccounts' || type === NAMESPACES) {
+      const where = type === NAMESPACES ? object.metadata.name : ns;
+      for (const key of this.objects.keys()) {
+        if (key.startsWith(`apps/deployments/${where}/`)) this.deploymentSyncs.add(key);
+      }
+    }
+    if (this.syncingDeployments) return;
+    this.syncingDeployments = true;
+    try {
+      for (let round = 0; this.deploymentSyncs.size > 0; round++) {
+        if (round > 1000) throw new Error('the fake Deployment controller did not settle after 1000 syncs');
+        const [key] = this.deploymentSyncs;
+        this.deploymentSyncs.delete(key);
+        const stored = this.objects.get(key);
+        if (stored?.spec?.template) syncDeployment(this.deploymentCluster, clone(stored), rfc3339());
+      }
+    } finally {
+      this.syncingDeployments = false;
+    }
+  }
+
+  /** What the Deployment controller model reads and writes, through the same paths (and admission) as clients. */
+  private readonly deploymentCluster: DeploymentControllerCluster = {
+    replicaSetsOf: (deployment) => this.ownedBy('apps/replicasets', deployment).map(clone),
+    podsOf: (replicaSet) => this.ownedBy('/pods', replicaSet).map(clone),
+    putReplicaSet: (replicaSet) => {
+      const ns = replicaSet.metadata.namespace;
+      const key = `apps/replicasets/${ns}/${replicaSet.metadata.name}`;
+      const old = this.objects.get(key);
+      if (!old) {
+        const created = this.create(REPLICASETS, ns, replicaSet, {}, 'admin');
+        if ('code' in created) throw new Error(`the fake could not create ReplicaSet ${key}: ${created.message}`);
+        return created.object;
+      }
+      return this.store(REPLICASETS, key, this.mainUpdate(REPLICASETS, old, replicaSet), 'MODIFIED');
+    },
+    createPod: (namespace, pod) => {
+      const created = this.create(PODS, namespace, pod, {}, 'admin');
+      return 'code' in created ? { refused: created.message } : { pod: created.object };
+    },
+    deletePod: (pod) => this.deleteNow(PODS, `/pods/${pod.metadata.namespace}/${pod.metadata.name}`),
+    writeReplicaSetStatus: (replicaSet, next) => this.writeStatusOf(REPLICASETS, replicaSet, next),
+    writeDeploymentStatus: (deployment, next) => this.writeStatusOf(DEPLOYMENTS, deployment, next),
+    deadlinePassed: (deployment) =>
+      this.deadlines.has(`apps/deployments/${deployment.metadata.namespace}/${deployment.metadata.name}`),
+  };
+
+  /** The stored objects under `prefix` (`group/plural`) whose controller is `owner` (by uid), in its namespace. */
+  private ownedBy(prefix: string, owner: any): any[] {
+    return [...this.objects.entries()]
+      .filter(([k]) => k.startsWith(`${prefix}/${owner.metadata.namespace}/`))
+      .map(([, o]) => o)
+      .filter((o) => (o.metadata.ownerReferences ?? []).some((r: any) => r.controller && r.uid === owner.metadata.uid));
+  }
+
+  /** Writes a status as a controller does (no write when nothing changed). */
+  private writeStatusOf(type: ResourceType, object: any, next: any): void {
+    const key = `${typeKey(type)}/${object.metadata.namespace}/${object.metadata.name}`;
+    const stored = this.objects.get(key);
+    // Both sides cloned alike (structuredClone's objects may come from another realm than literals).
+    if (!stored || isDeepStrictEqual(stored.status, clone(next))) return;
+    this.store(type, key, { ...clone(stored), status: clone(next) }, 'MODIFIED');
   }
 
   /** What the Job controller model reads and writes, through the same paths (and admission) as API clients. */
@@ -1150,6 +1327,7 @@ export class FakeApiServer {
     object.metadata.resourceVersion = String(++this.rv);
     this.publish(type, 'DELETED', object);
     this.wakeJobController(type, object);
+    this.wakeDeploymentController(type, object);
     // The garbage collector: dependents go with their owner (Background propagation).
     for (const [childKey, child] of [...this.objects.entries()]) {
       if ((child.metadata.ownerReferences ?? []).some((o: any) => o.uid === object.metadata.uid)) {
