@@ -71,7 +71,6 @@ export class CameraWatcherController {
     if (first.removeWorkload) {
       await driver.remove(watcher, 'long-running');
       logger.info('camera watcher worker removed (disabled)', { watcher: `${namespace}/${name}` });
-      workload = undefined;
     }
     await updateStatusWithRetry(store, 'CameraWatcher', namespace, name, (latest) => {
       const { status } = decideCameraWatcher({ watcher: latest, workload, now: this.timestamp() });

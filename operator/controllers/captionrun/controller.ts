@@ -106,7 +106,6 @@ export class CaptionRunController {
     }
     if (first.removeWorkload) {
       await driver.remove(run, 'long-running');
-      workload = undefined;
     }
     const written = await updateStatusWithRetry(store, 'CaptionRun', namespace, name, (current) => {
       const { status } = decideCaptionRun({ run: current, workload, now: this.timestamp() });

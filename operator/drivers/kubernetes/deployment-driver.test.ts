@@ -144,10 +144,11 @@ describe('JobWorkloadDriver: long-running workloads as apps/v1 Deployments', () 
     fake.crashPods('media', name, 'mqtt broker unreachable again');
     const crashing = await driver.inspect(owner, 'long-running');
     expect(crashing).toMatchObject({
-      ready: 1, // a Running pod counts: the container is started again
+      ready: 0, // the worker container waits in CrashLoopBackOff
       restarts: 2,
       lastError: 'Error (exit code 1): mqtt broker unreachable again',
     });
+    expect(crashing?.waiting).toBeUndefined();
     expect(fake.get('apps', 'deployments', 'media', name).status.availableReplicas).toBe(0);
   });
 

@@ -26,7 +26,7 @@ function lastTermination(pods: V1Pod[]): string | undefined {
 
 /**
  * A Deployment's status as the controllers see it: `active` the replicas that exist, `ready` the available ones (or
- * the Running pods when the status lags), `restarts` the worker containers' restarts, `lastError` the last
+ * the pods whose worker container runs when the status lags), `restarts` the worker containers' restarts, `lastError` the last
  * termination; while none runs, `waiting` from the pods (unschedulable, image pull, CreateContainerConfigError), else
  * the Deployment's `ReplicaFailure` condition (FailedCreate: admission refused the pods, so none exists), else
  * `Progressing=False` (ProgressDeadlineExceeded). A status of an older generation than the spec counts no replica as
@@ -34,7 +34,10 @@ function lastTermination(pods: V1Pod[]): string | undefined {
  */
 export function deploymentStatus(deployment: V1Deployment, pods: V1Pod[]): WorkloadStatus {
   const live = pods.filter(podActive);
-  const running = live.filter((p) => p.status?.phase === 'Running').length;
+  // A Running pod whose worker container runs (a crashed one waits in CrashLoopBackOff in a Running pod).
+  const running = live.filter(
+    (p) => p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).some((c) => c.state?.running),
+  ).length;
   const current = (deployment.status?.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 0);
   const available = current ? (deployment.status?.availableReplicas ?? 0) : 0;
   const ready = Math.max(available, running);
