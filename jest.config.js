@@ -13,6 +13,8 @@ export default {
   // One temporary folder per run (TMPDIR), removed at the end; onnxruntime's telemetry off in every worker.
   globalSetup: '<rootDir>/test/support/jest-global-setup.ts',
   globalTeardown: '<rootDir>/test/support/jest-global-teardown.ts',
+  // Every answer an in-process app gives is checked against the app's OpenAPI document (see the file).
+  setupFilesAfterEnv: ['<rootDir>/test/support/jest-contract-setup.ts'],
   testTimeout: 120000,
   maxWorkers: 2,
 };

@@ -65,6 +65,7 @@ export function frameRoute(services: DataprepServices): RouteSpec {
       404: { description: 'Video or bucket not found', schema: errorBody() },
       500: { description: 'Unexpected failure', schema: errorBody() },
       502: { description: 'Storage backend unavailable', schema: errorBody() },
+      503: { description: 'The server is stopping before the frame was ready', schema: errorBody() },
       504: { description: 'Rendering the frame took too long', schema: errorBody() },
     },
     mapError: mapFrameError,

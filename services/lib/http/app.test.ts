@@ -29,7 +29,9 @@ const routes = [
       query: Joi.object({ n: Joi.number().integer().min(1).max(5).default(2) }),
       body: Joi.object({ name: Joi.string().min(1).required() }),
     },
-    responses: { 201: { description: 'created', schema: Joi.object({ id: Joi.string() }) } },
+    responses: {
+      201: { description: 'created', schema: Joi.object({ id: Joi.string(), n: Joi.number(), name: Joi.string() }) },
+    },
     handler: (ctx) => {
       ctx.status = 201;
       ctx.body = { id: ctx.state.params.id, n: ctx.state.query.n, name: ctx.state.body.name };
@@ -199,7 +201,9 @@ describe('http kit with the {detail} style', () => {
         body: Joi.object({ name: Joi.string().required(), via: Joi.string().default('schema') }),
         fastBody: (body: any) => (body?.name === 'quick' ? { name: 'quick', via: 'fast path' } : undefined),
       },
-      responses: { 200: { description: 'the body' } },
+      responses: {
+        200: { description: 'the body', schema: Joi.object({ name: Joi.string(), via: Joi.string() }) },
+      },
       handler: (ctx) => {
         ctx.body = ctx.state.body;
       },

@@ -11,6 +11,7 @@ import { buildOpenApi, type ApiInfo } from './openapi.js';
 import { contentCoding, readJsonBody, type JsonBodyLimits } from './request-body.js';
 import { assignRequestId } from './request-id.js';
 import { ClientGoneError } from './request-signal.js';
+import { responseObserverFor, showResponse, type ResponseObserver } from './response-observer.js';
 import { reportResponseErrors } from './response-errors.js';
 import type { RouteContext, RouteSpec, RouteState } from './route.js';
 import { settleUnreadBody } from './unread-body.js';
@@ -163,7 +164,8 @@ const OPS_PATH = /^\/(?:metrics|openapi\.json|docs|redoc)/i;
 /**
  * What happens around every request, as one Koa layer (each layer costs on every request): a request id; the
  * operations and docs router for their path prefixes, else the API routes; errors (and unmatched paths) answered in
- * the service's style; then the metrics observation and the access log line, with the final status.
+ * the service's style; the answer shown to the response observer, when the app has one (the test kit's contract
+ * check); then the metrics observation and the access log line, with the final status.
  */
 function requestEnvelope(
   logger: Logger,
@@ -171,6 +173,7 @@ function requestEnvelope(
   metrics: HttpMetrics,
   ops: Koa.Middleware,
   discardLimit: number,
+  observed?: { apiPaths: ReadonlySet<string>; observe: ResponseObserver },
 ): Koa.Middleware {
   return async (ctx, next) => {
     const started = performance.now();
@@ -185,6 +188,7 @@ function requestEnvelope(
       renderError(ctx, err, logger, style);
     }
     await settleUnreadBody(ctx, discardLimit);
+    if (observed) showResponse(ctx, observed.apiPaths, observed.observe);
     const ms = performance.now() - started;
     metrics.observe(ctx, ms / 1000);
     // winston formats a line even when its level is filtered out: skip the work on the hot path.
@@ -223,7 +227,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
   const opsRoutes = ops.routes() as unknown as Koa.Middleware;
 
-  app.use(requestEnvelope(options.logger, options.errors, metrics, opsRoutes, discardLimit));
+  const observe = responseObserverFor(options.service, openapi);
+  const apiPaths = new Set(options.routes.map((route) => basePath + route.path));
+  const observed = observe && { apiPaths, observe };
+  app.use(requestEnvelope(options.logger, options.errors, metrics, opsRoutes, discardLimit, observed));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return { app, openapi, metrics };

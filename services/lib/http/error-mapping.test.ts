@@ -32,7 +32,12 @@ const failing = (path: string, error: () => Error, mapError?: ErrorMapping) =>
     method: 'get',
     path,
     summary: path,
-    responses: { 200: { description: 'never' }, 409: { description: 'sold out' } },
+    responses: {
+      200: { description: 'never' },
+      409: { description: 'sold out' },
+      418: { description: 'a teapot' },
+      502: { description: 'backend down' },
+    },
     mapError,
     handler: async () => {
       throw error();

@@ -15,3 +15,5 @@ export type { RunningServer, ListenOptions, StopOptions } from './server.js';
 export type { ApiInfo } from './openapi.js';
 export { formatSseMessage, openSseResponse, SSE_HEADERS } from './sse.js';
 export type { SseMessage } from './sse.js';
+export { observeResponses } from './response-observer.js';
+export type { ObservedResponse, ResponseObserver, ResponseObserverFactory } from './response-observer.js';

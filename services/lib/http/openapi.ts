@@ -72,15 +72,20 @@ function kitErrors(route: RouteSpec, style: ErrorStyle): Record<number, string> 
   return errors;
 }
 
-/** The schema of a body without a joi schema: text for `text/*`, bytes for anything else. */
-const rawBodySchema = (contentType: string): OpenApiSchema =>
-  contentType.startsWith('text/') ? { type: 'string' } : BINARY_SCHEMA;
+/** The schema of a body without a joi schema: any JSON value, text for `text/*`, bytes for anything else. */
+function rawBodySchema(contentType: string): OpenApiSchema | undefined {
+  if (/[/+]json$/.test(contentType)) return undefined;
+  return contentType.startsWith('text/') ? { type: 'string' } : BINARY_SCHEMA;
+}
 
 function responseObject(spec: ResponseSpec): Record<string, unknown> {
   if (!spec.schema && !spec.contentType) return { description: spec.description };
   const types = typeof spec.contentType === 'string' ? [spec.contentType] : (spec.contentType ?? ['application/json']);
   const content = Object.fromEntries(
-    types.map((type) => [type, { schema: spec.schema ? toOpenApiSchema(spec.schema) : rawBodySchema(type) }]),
+    types.map((type) => {
+      const schema = spec.schema ? toOpenApiSchema(spec.schema) : rawBodySchema(type);
+      return [type, schema ? { schema } : {}];
+    }),
   );
   return { description: spec.description, content };
 }

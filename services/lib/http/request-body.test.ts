@@ -26,7 +26,7 @@ const routes = [
     path: '/echo',
     summary: 'Echoes a JSON body',
     request: { body: Joi.object({ name: Joi.string().required() }).unknown(true) },
-    responses: { 200: { description: 'the body' } },
+    responses: { 200: { description: 'the body', schema: Joi.object().unknown(true) } },
     handler: (ctx) => {
       ctx.body = ctx.state.body;
     },

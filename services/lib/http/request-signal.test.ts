@@ -29,7 +29,7 @@ describe('request signals of many concurrent requests', () => {
           method: 'post',
           path: '/work/:n',
           summary: 'Holds until every request arrived, then succeeds (even n) or fails (odd n)',
-          responses: { 200: { description: 'done' } },
+          responses: { 200: { description: 'done', contentType: 'application/json' }, 409: { description: 'odd' } },
           handler: async (ctx) => {
             const signal = requestSignal(ctx);
             if (++arrived === CONCURRENT) open();

@@ -65,7 +65,7 @@ describe('failures after the response began (streamed bodies)', () => {
           method: 'get',
           path: '/breaks',
           summary: 'A body that breaks after 64 KiB of 1 MiB',
-          responses: { 200: { description: 'bytes' } },
+          responses: { 200: { description: 'bytes', contentType: 'application/octet-stream' } },
           handler: async (ctx) => {
             let sent = 0;
             ctx.body = new Readable({
@@ -82,7 +82,7 @@ describe('failures after the response began (streamed bodies)', () => {
           method: 'post',
           path: '/reads',
           summary: 'Reads the whole request body, then answers',
-          responses: { 200: { description: 'bytes read' } },
+          responses: { 200: { description: 'bytes read', contentType: 'application/octet-stream' } },
           handler: async (ctx) => {
             let read = 0;
             for await (const chunk of ctx.req) read += (chunk as Buffer).length;
@@ -93,7 +93,7 @@ describe('failures after the response began (streamed bodies)', () => {
           method: 'get',
           path: '/endless',
           summary: 'A body that never ends',
-          responses: { 200: { description: 'bytes' } },
+          responses: { 200: { description: 'bytes', contentType: 'application/octet-stream' } },
           handler: async (ctx) => {
             ctx.body = new Readable({
               read() {

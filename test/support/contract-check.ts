@@ -1,0 +1,83 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsPlugin from 'ajv-formats';
+import type { ObservedResponse, ResponseObserverFactory } from '../../services/lib/http/index.js';
+
+/** A documented response of an operation, as far as the check reads it. */
+interface DocumentedResponse {
+  content?: Record<string, { schema?: object }>;
+}
+
+interface Document {
+  paths?: Record<string, Record<string, { responses?: Record<string, DocumentedResponse> }>>;
+}
+
+// ajv-formats is CommonJS (`module.exports = formatsPlugin`) typed as an ES default export.
+const addFormats = addFormatsPlugin as unknown as (ajv: Ajv) => Ajv;
+
+/** One ajv for every document. */
+const ajv = addFormats(new Ajv({ strict: false, allErrors: true }));
+// OpenAPI's own formats, which say nothing a JSON value could break (number widths, bytes of a file).
+for (const format of ['float', 'double', 'int32', 'int64', 'binary', 'byte']) ajv.addFormat(format, true);
+
+/**
+ * Validators by schema text: each is compiled once per test file, however many apps (each with its own document) a
+ * file creates; compiling is what costs (milliseconds for a large body schema), validating takes microseconds.
+ */
+const validators = new Map<string, ValidateFunction>();
+
+function validatorOf(schema: object): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let validate = validators.get(key);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    validators.set(key, validate);
+  }
+  return validate;
+}
+
+/** Whether a served Content-Type is one the document lists (`image/*` and `*\/*` included). */
+function documentedType(types: string[], served: string): string | undefined {
+  return types.find(
+    (type) => type === served || type === '*/*' || (type.endsWith('/*') && served.startsWith(type.slice(0, -1))),
+  );
+}
+
+/** What is wrong with one answer by the document; undefined when it conforms. */
+function violationOf(doc: Document, response: ObservedResponse): string | undefined {
+  const operation = doc.paths?.[response.path]?.[response.method === 'head' ? 'get' : response.method];
+  if (!operation) return `${response.method.toUpperCase()} ${response.path} is not in the document`;
+  const documented = operation.responses?.[String(response.status)] ?? operation.responses?.default;
+  if (!documented) return `status ${response.status} is not documented`;
+  if (!response.hasBody || response.method === 'head') return undefined;
+  const types = Object.keys(documented.content ?? {});
+  if (types.length === 0) return `a ${response.contentType} body is sent, none is documented`;
+  const type = documentedType(types, response.contentType);
+  if (!type) return `Content-Type ${response.contentType} is not documented (${types.join(', ')})`;
+  const schema = documented.content?.[type]?.schema;
+  if (!schema || response.json === undefined) return undefined;
+  const validate = validatorOf(schema);
+  // As sent: JSON drops undefined fields and writes dates as strings.
+  if (validate(JSON.parse(JSON.stringify(response.json)))) return undefined;
+  const errors = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`.trim());
+  return `body does not match the schema: ${errors.slice(0, 5).join('; ')}`;
+}
+
+/** Every answer of every app created while the check is on that broke its document, in order. */
+export const contractViolations: string[] = [];
+
+/**
+ * The test kit's contract check: each answer an app's API route gives is checked against the app's own OpenAPI
+ * document (status documented, Content-Type documented, JSON body valid against its schema). A violation is logged
+ * at once and recorded in `contractViolations`, which the jest setup asserts empty after each test.
+ */
+export const contractCheck: ResponseObserverFactory = (service, openapi) => {
+  return (response) => {
+    const violation = violationOf(openapi as Document, response);
+    if (!violation) return;
+    const line = `${service}: ${response.method.toUpperCase()} ${response.path} → ${response.status}: ${violation}`;
+    // Logged and recorded once per test: a sweep may repeat the same answer a hundred times.
+    if (contractViolations.includes(line)) return;
+    console.error(`OpenAPI contract violation: ${line}`);
+    contractViolations.push(line);
+  };
+};
