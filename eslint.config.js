@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import { boundaries } from './eslint.boundaries.js';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', '.models/', 'charts/', 'coverage/', '.tools/'] },
+  { ignores: ['node_modules/', '.data/', '.models/', 'charts/', 'coverage/', '.tools/', '.openapi/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
