@@ -2,7 +2,11 @@ import { loadAlertDispatchConfig } from '../services/alert-dispatch/config.js';
 /**
  * Alert dispatch: (1) throughput and latency of `POST /api/v1/actions/execute` with `log_alert` against a bare Koa
  * JSON endpoint (koa-body + @koa/router, no kit middleware) in the same run; (2) fan-out delay of `alert_action`
- * events to 1,000 SSE + 1,000 WebSocket subscribers while alerts arrive at 500/s for 5 s.
+ * events to 1,000 SSE + 1,000 WebSocket subscribers while alerts arrive at 500/s for 5 s; (3) both again with two
+ * replicas sharing a real redis-server (`ARGUS_REDIS_URL`), load, senders and subscribers split evenly over them,
+ * against the single in-memory instance in the same run (skipped with a notice where redis-server is not installed).
+ * The two replicas run in this process, on one event loop: a pessimistic set-up (no second core for the second
+ * replica), so that the service CPU figures stay this process's.
  *
  * The service runs in this process with its real wiring (`startAlertDispatch`); load generators and stream clients
  * run as child processes of this same file. The service logger is at `warn`, so `log_alert` lines and the
@@ -499,7 +503,8 @@ export default async function run(): Promise<void> {
     ]);
     const lines = (await readFile(path.join(dataDir, 'service.log'), 'utf8')).split('\n').length - 1;
     console.log(`  (${lines} log lines written by the second instance)`);
-    await measureFanout(service.url);
+    await measureFanout('one instance, in memory', [service.url]);
+    await measureReplicas(service.url, logger, dataDir);
     console.log(`load average ${loadavg()} at the end`);
   } finally {
     await bare.close();
@@ -514,27 +519,96 @@ export default async function run(): Promise<void> {
 }
 
 /**
+ * Two replicas on one fresh redis-server: execute throughput against the single in-memory instance (`singleUrl`),
+ * interleaved in the same rounds, then fan-out with the subscribers and senders split over both replicas.
+ */
+async function measureReplicas(singleUrl: string, logger: Logger, dataDir: string): Promise<void> {
+  const { REDIS_SERVER, startRedisServer } = await import('../services/lib/shared-state/testing/redis-server.js');
+  if (!REDIS_SERVER) {
+    console.log('two replicas on Redis: SKIPPED (redis-server is not installed: apt-get install redis-server)');
+    return;
+  }
+  const { startAlertDispatch } = await import('../services/alert-dispatch/main.js');
+  const redis = await startRedisServer();
+  const replicas = await Promise.all(
+    ['a', 'b'].map((name) =>
+      startAlertDispatch(
+        ...configured({
+          ALERT_DISPATCH_HOST: '127.0.0.1',
+          ALERT_DISPATCH_PORT: '0',
+          ARGUS_DATA_DIR: path.join(dataDir, `replica-${name}`),
+          ARGUS_REDIS_URL: redis.url,
+        }),
+        logger,
+      ),
+    ),
+  );
+  try {
+    const urls = replicas.map((r) => `${r.url}/api/v1/actions/execute`);
+    const single = 'one instance, in memory';
+    const pair = 'two replicas on Redis';
+    const rounds = await measureThroughput([
+      { name: single, url: `${singleUrl}/api/v1/actions/execute` },
+      { name: pair, url: urls[0], alsoUrls: urls.slice(1) },
+    ]);
+    const ratios = rounds.map((r) => r.get(pair)!.rps / r.get(single)!.rps).sort((a, b) => a - b);
+    console.log(
+      `  two replicas on Redis / one instance in memory: median ${ratios[Math.floor(ratios.length / 2)].toFixed(2)} ` +
+        `(rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}); target >= 0.8`,
+    );
+    await measureFanout(
+      pair,
+      replicas.map((r) => r.url),
+    );
+  } finally {
+    await Promise.all(replicas.map((r) => r.close()));
+    await redis.stop();
+  }
+}
+
+/** Load results of the same target over several URLs at once (replicas): rates and counts add, latencies the worst. */
+function combine(results: LoadResult[]): LoadResult {
+  return {
+    rps: results.reduce((n, r) => n + r.rps, 0),
+    p50: Math.max(...results.map((r) => r.p50)),
+    p99: Math.max(...results.map((r) => r.p99)),
+    errors: results.reduce((n, r) => n + r.errors, 0),
+    answered: results.reduce((n, r) => n + r.answered, 0),
+  };
+}
+
+/**
  * Interleaved rounds (the order rotates each round) so that drifting machine load hits every endpoint alike. The kit
  * route (createHttpApp with a joi-validated body, same logger) separates the platform kit's share from dispatch's.
+ * A target with `alsoUrls` (replicas) gets the same connections in all, split evenly over its URLs at once.
  */
-async function measureThroughput(targets: Array<{ name: string; url: string }>): Promise<void> {
-  const load = (url: string) =>
-    result<LoadResult>(
-      spawn({
-        role: 'load',
-        url,
-        connections: THROUGHPUT_CONNECTIONS,
-        warmupMs: THROUGHPUT_WARMUP_MS,
-        durationMs: THROUGHPUT_MS,
-      }),
+async function measureThroughput(
+  targets: Array<{ name: string; url: string; alsoUrls?: string[] }>,
+): Promise<Array<Map<string, LoadResult>>> {
+  const load = async (target: { url: string; alsoUrls?: string[] }) => {
+    const urls = [target.url, ...(target.alsoUrls ?? [])];
+    const results = await Promise.all(
+      urls.map((url) =>
+        result<LoadResult>(
+          spawn({
+            role: 'load',
+            url,
+            connections: THROUGHPUT_CONNECTIONS / urls.length,
+            warmupMs: THROUGHPUT_WARMUP_MS,
+            durationMs: THROUGHPUT_MS,
+          }),
+        ),
+      ),
     );
+    return combine(results);
+  };
   const rounds: Array<Map<string, LoadResult>> = [];
   for (let i = 0; i < THROUGHPUT_ROUNDS; i++) {
     const round = new Map<string, LoadResult>();
     for (let j = 0; j < targets.length; j++) {
       const target = targets[(i + j) % targets.length];
       const cpuBefore = process.cpuUsage();
-      const res = await load(target.url);
+      const res = await load(target);
       const cpu = process.cpuUsage(cpuBefore);
       res.cpuUsPerRequest = (cpu.user + cpu.system) / res.answered;
       round.set(target.name, res);
@@ -560,7 +634,8 @@ async function measureThroughput(targets: Array<{ name: string; url: string }>):
         `${ratios[Math.floor(ratios.length / 2)].toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})`,
     );
   }
-  console.log('  target: execute / bare Koa >= 0.5');
+  if (targets.some((t) => t.name === 'bare Koa')) console.log('  target: execute / bare Koa >= 0.5');
+  return rounds;
 }
 
 /** The platform kit's app around a trivial joi-validated JSON route: what every service pays before its own work. */
@@ -624,18 +699,38 @@ interface ReceiverResult {
   e2e: { sse: Uint32Array; ws: Uint32Array };
 }
 
-/** Connects the subscribers once, then runs one phase per rate in FANOUT_RATES. */
-async function measureFanout(serviceUrl: string): Promise<void> {
-  const receivers = spawn({ role: 'receivers', baseUrl: serviceUrl, sse: SSE_SUBSCRIBERS, ws: WS_SUBSCRIBERS });
-  const ask = <T>(message: string) => {
-    const answer = result<T>(receivers);
-    receivers.send(message);
-    return answer;
-  };
+/** What a sender reports at the end of its phase. */
+interface SenderResult {
+  sent: number;
+  ok: number;
+  failed: number;
+  seconds: number;
+  cpuMs: number;
+}
+
+/**
+ * Connects the subscribers once, split evenly over `serviceUrls` (one receivers process per URL), then runs one phase
+ * per rate in FANOUT_RATES with one sender per URL at an even share of the rate. Every subscriber, whichever replica it
+ * is on, must get every alert.
+ */
+async function measureFanout(label: string, serviceUrls: string[]): Promise<void> {
+  const share = serviceUrls.length;
+  const receivers = serviceUrls.map((baseUrl) =>
+    spawn({ role: 'receivers', baseUrl, sse: SSE_SUBSCRIBERS / share, ws: WS_SUBSCRIBERS / share }),
+  );
+  const askAll = <T>(message: string) =>
+    Promise.all(
+      receivers.map((child) => {
+        const answer = result<T>(child);
+        child.send(message);
+        return answer;
+      }),
+    );
   const connectStart = nowMs();
-  await result(receivers);
+  await Promise.all(receivers.map((child) => result(child)));
   console.log(
-    `fan-out: ${SSE_SUBSCRIBERS} SSE + ${WS_SUBSCRIBERS} WebSocket subscribers connected in ` +
+    `fan-out, ${label}: ${SSE_SUBSCRIBERS} SSE + ${WS_SUBSCRIBERS} WebSocket subscribers` +
+      `${share > 1 ? ` (split over ${share} replicas)` : ''} connected in ` +
       `${((nowMs() - connectStart) / 1000).toFixed(1)} s; every event timed on 1 in ${SAMPLE_EVERY} of them ` +
       `(spread evenly), every byte counted on all`,
   );
@@ -647,15 +742,26 @@ async function measureFanout(serviceUrl: string): Promise<void> {
       const loopDelay = monitorEventLoopDelay({ resolution: 5 });
       loopDelay.enable();
       const start = nowMs();
-      const sender = await result<{ sent: number; ok: number; failed: number; seconds: number; cpuMs: number }>(
-        spawn({
-          role: 'sender',
-          url: `${serviceUrl}/api/v1/actions/execute`,
-          healthUrl: `${serviceUrl}/api/v1/health`,
-          rate,
-          durationMs: FANOUT_MS,
-        }),
+      const senders = await Promise.all(
+        serviceUrls.map((serviceUrl) =>
+          result<SenderResult>(
+            spawn({
+              role: 'sender',
+              url: `${serviceUrl}/api/v1/actions/execute`,
+              healthUrl: `${serviceUrl}/api/v1/health`,
+              rate: rate / share,
+              durationMs: FANOUT_MS,
+            }),
+          ),
+        ),
       );
+      const sender: SenderResult = {
+        sent: senders.reduce((n, r) => n + r.sent, 0),
+        ok: senders.reduce((n, r) => n + r.ok, 0),
+        failed: senders.reduce((n, r) => n + r.failed, 0),
+        seconds: Math.max(...senders.map((r) => r.seconds)),
+        cpuMs: senders.reduce((n, r) => n + r.cpuMs, 0),
+      };
       const busy = performance.eventLoopUtilization(busyBefore).utilization;
       const cpu = process.cpuUsage(cpuBefore);
       const cpuMs = (cpu.user + cpu.system) / 1000;
@@ -666,17 +772,15 @@ async function measureFanout(serviceUrl: string): Promise<void> {
       // Let the receivers drain what is still in flight (bounded), so that nothing is cut off.
       const drainStart = nowMs();
       for (let i = 0; i < 150; i++) {
-        const progress = await ask<{ received: number; measured: number; complete: number }>('progress');
-        if (
-          progress.received >= sender.ok * progress.measured &&
-          progress.complete === SSE_SUBSCRIBERS + WS_SUBSCRIBERS
-        ) {
-          break;
-        }
+        const progress = await askAll<{ received: number; measured: number; complete: number }>('progress');
+        const done = progress.every(
+          (p) => p.received >= sender.ok * p.measured && p.complete === (SSE_SUBSCRIBERS + WS_SUBSCRIBERS) / share,
+        );
+        if (done) break;
         await new Promise((r) => setTimeout(r, 100));
       }
       const drainSeconds = (nowMs() - drainStart) / 1000;
-      const r = await ask<ReceiverResult>('collect');
+      const r = mergeReceivers(await askAll<ReceiverResult>('collect'));
       const collectedAt = nowMs();
       const hist = (...counts: Uint32Array[]) => {
         const h = new Histogram();
@@ -688,8 +792,8 @@ async function measureFanout(serviceUrl: string): Promise<void> {
           `(achieved ${(sender.sent / sender.seconds).toFixed(0)}/s, ${sender.failed} failed)`,
       );
       for (const kind of ['sse', 'ws'] as const) {
-        const f = hist(r.fanout[kind]);
-        const e = hist(r.e2e[kind]);
+        const f = hist(...r.fanout[kind]);
+        const e = hist(...r.e2e[kind]);
         console.log(
           `    ${kind.padEnd(3)} ${r.received[kind]} timed deliveries: publish→receipt p50 ${ms(f.percentile(50))} ` +
             `p99 ${ms(f.percentile(99))} max ${ms(f.percentile(100))}; ` +
@@ -697,7 +801,7 @@ async function measureFanout(serviceUrl: string): Promise<void> {
         );
       }
       console.log(
-        `    all: publish→receipt p99 ${ms(hist(r.fanout.sse, r.fanout.ws).percentile(99))} (target < 50 ms); ` +
+        `    all: publish→receipt p99 ${ms(hist(...r.fanout.sse, ...r.fanout.ws).percentile(99))} (target < 50 ms); ` +
           `${r.complete}/${SSE_SUBSCRIBERS + WS_SUBSCRIBERS} subscribers got every byte; ${r.closedEarly} closed early; ` +
           `drained ${drainSeconds.toFixed(1)} s after the last alert`,
       );
@@ -716,7 +820,28 @@ async function measureFanout(serviceUrl: string): Promise<void> {
       );
     }
   } finally {
-    receivers.send('stop');
-    receivers.kill();
+    for (const child of receivers) {
+      child.send('stop');
+      child.kill();
+    }
   }
+}
+
+/** The results of several receivers processes as one: counts add, histograms are concatenated for merging. */
+function mergeReceivers(results: ReceiverResult[]): Omit<ReceiverResult, 'fanout' | 'e2e'> & {
+  fanout: { sse: Uint32Array[]; ws: Uint32Array[] };
+  e2e: { sse: Uint32Array[]; ws: Uint32Array[] };
+} {
+  return {
+    received: {
+      sse: results.reduce((n, r) => n + r.received.sse, 0),
+      ws: results.reduce((n, r) => n + r.received.ws, 0),
+    },
+    cpuMs: results.reduce((n, r) => n + r.cpuMs, 0),
+    closedEarly: results.reduce((n, r) => n + r.closedEarly, 0),
+    complete: results.reduce((n, r) => n + r.complete, 0),
+    measured: results.reduce((n, r) => n + r.measured, 0),
+    fanout: { sse: results.map((r) => r.fanout.sse), ws: results.map((r) => r.fanout.ws) },
+    e2e: { sse: results.map((r) => r.e2e.sse), ws: results.map((r) => r.e2e.ws) },
+  };
 }

@@ -27,25 +27,73 @@ const COMPARE_AND_SET = `if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 else return 0 end`;
 const INCREMENT = `local value = redis.call('INCRBY', KEYS[1], ARGV[1])
   if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return value`;
-// Numbers, keeps and publishes in one step, so the ids, the backlog and every subscriber see one order. The epoch is
-// taken when the count begins (TIME, in ms): after a restart that lost the count, new ids still order after old ones.
-const BROADCAST = `local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+// Numbers, keeps and publishes a batch (ARGV[3…]) in one step, so the ids, the backlog and every subscriber see one
+// order. The epoch is taken when the count begins (TIME, in ms): after a restart that lost the count, new ids still
+// order after old ones. One message carries the batch, each entry as `<id> <byte length> <item>`; answers the
+// epoch and the first sequence number.
+const BROADCAST = `local n = #ARGV - 2
+  local last = redis.call('HINCRBY', KEYS[1], 'seq', n)
+  local first = last - n + 1
   local epoch = redis.call('HGET', KEYS[1], 'epoch')
-  if seq == 1 or not epoch then
+  if first == 1 or not epoch then
     local t = redis.call('TIME')
     epoch = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
     redis.call('HSET', KEYS[1], 'epoch', epoch)
   end
-  local entry = epoch .. '-' .. seq .. ' ' .. ARGV[1]
-  redis.call('LPUSH', KEYS[2], entry)
-  redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
-  redis.call('PUBLISH', ARGV[3], entry)
-  return entry`;
+  local message = {}
+  for i = 1, n do
+    local item = ARGV[i + 2]
+    local id = epoch .. '-' .. string.format('%d', first + i - 1)
+    redis.call('LPUSH', KEYS[2], id .. ' ' .. item)
+    message[i] = id .. ' ' .. #item .. ' ' .. item
+  end
+  redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[1]) - 1)
+  redis.call('PUBLISH', ARGV[2], table.concat(message))
+  return {epoch, first}`;
+
+/** The scripts, defined once per connection: sent by SHA (EVALSHA), their text again only when Redis lost it. */
+interface Scripts {
+  argusRelease(key: string, owner: string): Promise<number>;
+  argusCompareAndSet(key: string, expected: string, next: string, ttlMs: number): Promise<number>;
+  argusIncrement(key: string, by: number, ttlMs: number): Promise<number>;
+  argusBroadcast(
+    countKey: string,
+    keptKey: string,
+    keep: number,
+    channel: string,
+    ...items: string[]
+  ): Promise<[string, number]>;
+}
 
 /** An `<id> <item>` string as the broadcast script stores and publishes it. */
 function parseEntry(raw: string): BroadcastEntry {
   const space = raw.indexOf(' ');
   return { id: raw.slice(0, space), item: raw.slice(space + 1) };
+}
+
+/** The entries of one published batch: `<id> <byte length> <item>` each, back to back. */
+function parseMessage(message: Buffer): BroadcastEntry[] {
+  const entries: BroadcastEntry[] = [];
+  let pos = 0;
+  while (pos < message.length) {
+    const afterId = message.indexOf(0x20, pos);
+    const afterLength = message.indexOf(0x20, afterId + 1);
+    if (afterId < 0 || afterLength < 0) break;
+    const end = afterLength + 1 + Number(message.toString('latin1', afterId + 1, afterLength));
+    entries.push({
+      id: message.toString('latin1', pos, afterId),
+      item: message.toString('utf8', afterLength + 1, end),
+    });
+    pos = end;
+  }
+  return entries;
+}
+
+/** Broadcasts asked for in one event-loop turn, sent as one script call. */
+interface PendingBatch {
+  keep: number;
+  items: string[];
+  settle: Array<{ resolve: (entry: BroadcastEntry) => void; reject: (error: unknown) => void }>;
 }
 
 /** Resolves once `client` is connected; rejects with its first error. */
@@ -75,12 +123,14 @@ async function connected(client: Redis): Promise<void> {
 export class RedisSharedState implements SharedState {
   readonly backend = 'redis';
   private readonly client: Redis;
+  private readonly scripts: Scripts;
   private readonly namespace: string;
   private readonly onError?: (error: Error) => void;
   /** The connection in subscriber mode (Redis allows no other commands there), made on the first subscribe. */
   private subscriber?: Promise<Redis>;
   private readonly listeners = new Map<string, Set<BroadcastListener>>();
   private readonly gapListeners = new Set<() => void>();
+  private readonly batches = new Map<string, PendingBatch>();
 
   constructor(options: RedisSharedStateOptions) {
     this.namespace = options.namespace;
@@ -89,11 +139,18 @@ export class RedisSharedState implements SharedState {
       keyPrefix: options.namespace,
       connectionName: options.clientName,
       enableOfflineQueue: false,
+      // Commands issued in one event-loop turn go out as one write: under load, one system call per batch.
+      enableAutoPipelining: true,
       maxRetriesPerRequest: 0,
       commandTimeout: options.commandTimeoutMs ?? 2000,
       connectTimeout: 5000,
       retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 6), 5000),
     });
+    this.client.defineCommand('argusRelease', { numberOfKeys: 1, lua: RELEASE });
+    this.client.defineCommand('argusCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
+    this.client.defineCommand('argusIncrement', { numberOfKeys: 1, lua: INCREMENT });
+    this.client.defineCommand('argusBroadcast', { numberOfKeys: 2, lua: BROADCAST });
+    this.scripts = this.client as Redis & Scripts;
     // Without a listener ioredis prints every connection error; the caller decides how loud to be.
     this.client.on('error', (error: Error) => options.onError?.(error));
   }
@@ -108,7 +165,7 @@ export class RedisSharedState implements SharedState {
   }
 
   release(key: string, owner: string): Promise<boolean> {
-    return this.run(async () => Number(await this.client.eval(RELEASE, 1, key, owner)) === 1);
+    return this.run(async () => Number(await this.scripts.argusRelease(key, owner)) === 1);
   }
 
   get(key: string): Promise<string | undefined> {
@@ -121,11 +178,11 @@ export class RedisSharedState implements SharedState {
 
   compareAndSet(key: string, expected: string | undefined, next: string, ttlMs: number): Promise<boolean> {
     if (expected === undefined) return this.claim(key, next, ttlMs);
-    return this.run(async () => Number(await this.client.eval(COMPARE_AND_SET, 1, key, expected, next, ttlMs)) === 1);
+    return this.run(async () => Number(await this.scripts.argusCompareAndSet(key, expected, next, ttlMs)) === 1);
   }
 
   increment(key: string, ttlMs: number, by = 1): Promise<number> {
-    return this.run(async () => Number(await this.client.eval(INCREMENT, 1, key, by, ttlMs)));
+    return this.run(async () => Number(await this.scripts.argusIncrement(key, by, ttlMs)));
   }
 
   delete(key: string): Promise<void> {
@@ -148,12 +205,35 @@ export class RedisSharedState implements SharedState {
     return this.run(() => this.client.lrange(key, 0, count - 1));
   }
 
+  /**
+   * Broadcasts asked for in the same event-loop turn go to Redis as one script call and one published message: under
+   * load that is one command and one message per turn instead of one per item (order and atomicity unchanged).
+   */
   broadcast(channel: string, item: string, keep: number): Promise<BroadcastEntry> {
-    const keys = [`broadcast:${channel}:count`, `broadcast:${channel}:kept`];
-    const published = this.channelName(channel);
-    return this.run(async () =>
-      parseEntry(String(await this.client.eval(BROADCAST, 2, ...keys, item, keep, published))),
-    );
+    let batch = this.batches.get(channel);
+    if (!batch) {
+      batch = { keep, items: [], settle: [] };
+      this.batches.set(channel, batch);
+      setImmediate(() => void this.sendBatch(channel));
+    }
+    batch.keep = keep;
+    batch.items.push(item);
+    const pending = batch;
+    return new Promise((resolve, reject) => pending.settle.push({ resolve, reject }));
+  }
+
+  private async sendBatch(channel: string): Promise<void> {
+    const batch = this.batches.get(channel)!;
+    this.batches.delete(channel);
+    const keys = [`broadcast:${channel}:count`, `broadcast:${channel}:kept`] as const;
+    try {
+      const [epoch, first] = await this.run(() =>
+        this.scripts.argusBroadcast(keys[0], keys[1], batch.keep, this.channelName(channel), ...batch.items),
+      );
+      batch.settle.forEach(({ resolve }, i) => resolve({ id: `${epoch}-${Number(first) + i}`, item: batch.items[i] }));
+    } catch (error) {
+      for (const { reject } of batch.settle) reject(error);
+    }
   }
 
   subscribe(channel: string, listener: BroadcastListener, onGap?: () => void): Promise<() => Promise<void>> {
@@ -202,15 +282,16 @@ export class RedisSharedState implements SharedState {
       // Same server and options; ioredis subscribes again to every channel after a reconnect (autoResubscribe).
       const subscriber = this.client.duplicate();
       subscriber.on('error', (error: Error) => this.onError?.(error));
-      subscriber.on('message', (name: string, raw: string) => {
-        const listeners = this.listeners.get(name);
+      subscriber.on('messageBuffer', (name: Buffer, message: Buffer) => {
+        const listeners = this.listeners.get(name.toString());
         if (!listeners) return;
-        const entry = parseEntry(raw);
-        for (const listener of listeners) {
-          try {
-            listener(entry);
-          } catch {
-            // A listener must not stop delivery to the others.
+        for (const entry of parseMessage(message)) {
+          for (const listener of listeners) {
+            try {
+              listener(entry);
+            } catch {
+              // A listener must not stop delivery to the others.
+            }
           }
         }
       });

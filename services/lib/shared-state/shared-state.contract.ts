@@ -97,6 +97,21 @@ export function describeSharedStateContract(name: string, open: () => Promise<Sh
       await stopSecond();
     });
 
+    it('numbers concurrent broadcasts in call order and carries any text (spaces, line breaks, non-ASCII) intact', async () => {
+      const received: BroadcastEntry[] = [];
+      const stop = await f.state.subscribe('batch', (entry) => received.push(entry));
+      const items = Array.from({ length: 25 }, (_, i) => `#${i} café 🚨 a b\nline ${'x'.repeat(i * 7)}`);
+      const sent = await Promise.all(items.map((item) => f.state.broadcast('batch', item, 100)));
+      expect(sent.map((e) => e.item)).toEqual(items);
+      for (let i = 1; i < sent.length; i++) expect(compareBroadcastIds(sent[i - 1].id, sent[i].id)).toBeLessThan(0);
+      for (let turn = 0; turn < 1000 && received.length < items.length; turn++) {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      expect(received).toEqual(sent);
+      expect(await f.state.backlog('batch')).toEqual(sent);
+      await stop();
+    });
+
     it('orders ids by epoch first, so a count that began again still comes after the earlier one', () => {
       expect(compareBroadcastIds('1000-9', '1000-10')).toBeLessThan(0);
       expect(compareBroadcastIds('2000-1', '1000-500')).toBeGreaterThan(0);
