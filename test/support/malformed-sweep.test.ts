@@ -39,7 +39,7 @@ async function serve(onRequest: () => void = () => undefined): Promise<RunningSe
         method: 'get',
         path: '/health',
         summary: 'Health',
-        responses: { 200: { description: 'healthy' } },
+        responses: { 200: { description: 'healthy', schema: Joi.object({ status: Joi.string() }) } },
         handler: (ctx) => {
           ctx.body = { status: 'ok' };
         },
