@@ -43,6 +43,12 @@ export function createApp(deps: CaptionRunsDeps): HttpApp {
         'Caption runs on live streams: each run is a CaptionRun resource whose worker reads the stream with ffmpeg, ' +
         'captions chunks of frames with a VLM (or, without one, from what the detector saw), publishes every caption ' +
         'on MQTT (`live-video-captioning/{runId}`) and raises the run’s alert rules to alert-dispatch.',
+      tags: {
+        health: 'Liveness and the default captioner',
+        catalog: 'The VLMs, detection models and pipelines a run may use',
+        metrics: 'Live metrics over a WebSocket',
+        runs: 'Caption runs started, listed and stopped, and their captions streamed',
+      },
     },
     service: 'caption-runs',
     logger,

@@ -12,7 +12,10 @@ export function healthRoute(vlmModel: string | undefined): RouteSpec {
     responses: {
       200: {
         description: 'The service is up',
-        schema: Joi.object({ status: Joi.string().valid('healthy'), message: Joi.string() }).label('HealthBody'),
+        schema: Joi.object({
+          status: Joi.string().valid('healthy').required(),
+          message: Joi.string().required(),
+        }).label('HealthBody'),
       },
     },
     handler: (ctx) => {
