@@ -61,4 +61,32 @@ describe('argus operator cluster settings', () => {
       /WATCH_NAMESPACE[\s\S]*ARGUS_WORKER_IMAGE|ARGUS_WORKER_IMAGE[\s\S]*WATCH_NAMESPACE/,
     );
   });
+
+  it('places each worker apart when ARGUS_WORKER_POD_OVERRIDES says so, and refuses an unknown worker', () => {
+    const worker = loadClusterOperatorConfig({
+      ...required,
+      ARGUS_WORKER_NODE_SELECTOR: '{"nvidia.com/gpu.present":"true"}',
+      ARGUS_WORKER_POD_OVERRIDES: JSON.stringify({
+        'camera-watcher': {
+          nodeSelector: {},
+          resources: {},
+          serviceAccountName: 'rel-argus-camera-watcher',
+          envFrom: 'configMap:rel-argus-camera-rules,secret:frigate',
+        },
+      }),
+    }).kubernetes.worker;
+    expect(worker.nodeSelector).toEqual({ 'nvidia.com/gpu.present': 'true' });
+    expect(worker.overrides).toEqual({
+      'camera-watcher': {
+        nodeSelector: {},
+        resources: {},
+        serviceAccountName: 'rel-argus-camera-watcher',
+        envFrom: [{ configMapRef: { name: 'rel-argus-camera-rules' } }, { secretRef: { name: 'frigate' } }],
+      },
+    });
+    expect(loadClusterOperatorConfig(required).kubernetes.worker.overrides).toBeUndefined();
+    expect(() =>
+      loadClusterOperatorConfig({ ...required, ARGUS_WORKER_POD_OVERRIDES: '{"camera":{"nodeSelector":{}}}' }),
+    ).toThrow(/ARGUS_WORKER_POD_OVERRIDES/);
+  });
 });

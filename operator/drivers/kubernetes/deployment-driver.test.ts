@@ -89,6 +89,32 @@ describe('JobWorkloadDriver: long-running workloads as apps/v1 Deployments', () 
     expect(pods[0].spec.containers[0].command).toEqual(pod.containers[0].command);
   });
 
+  it("places a worker's pods by its overrides (the GPU pool for some workers only), the others by the defaults", async () => {
+    const placed = new JobWorkloadDriver(fake.kubeConfig('operator'), {
+      ...POD,
+      overrides: {
+        'camera-watcher': { nodeSelector: {}, tolerations: [], resources: {}, serviceAccountName: 'argus-camera' },
+      },
+    });
+    await placed.ensure(owner, SPEC);
+    const pod = fake.list('apps', 'deployments')[0].spec.template.spec;
+    expect(pod.nodeSelector).toBeUndefined();
+    expect(pod.tolerations).toBeUndefined();
+    expect(pod.containers[0].resources).toBeUndefined();
+    expect(pod.serviceAccountName).toBe('argus-camera');
+    expect(pod.containers[0].envFrom).toEqual(POD.envFrom);
+    const run = await store.create('CaptionRun', {
+      apiVersion: 'argus.dev/v1alpha1',
+      kind: 'CaptionRun',
+      metadata: { name: 'gpu-run', namespace: 'media' },
+      spec: { rtspUrl: 'rtsp://cam/1', prompt: '', modelName: 'm', pipelineName: 'p', runName: 'r', maxTokens: 8 },
+    });
+    await placed.ensure(run, { mode: 'long-running', worker: 'caption-run', replicas: 1 });
+    const gpu = fake.get('apps', 'deployments', 'media', jobName(run)).spec.template.spec;
+    expect(gpu).toMatchObject({ nodeSelector: POD.nodeSelector, serviceAccountName: 'argus-worker' });
+    expect(gpu.containers[0].resources).toEqual(POD.resources);
+  });
+
   it('inspects: none, waiting (FailedCreate from ReplicaFailure, image pull), available, restarts, progress deadline', async () => {
     expect(await driver.inspect(owner, 'long-running')).toBeUndefined();
     // No ServiceAccount in the namespace: admission refuses the pods, so none exists; the ReplicaSet's

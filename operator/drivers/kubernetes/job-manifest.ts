@@ -20,6 +20,21 @@ export interface WorkerPodTemplate {
   envFrom: Array<{ configMapRef: { name: string } } | { secretRef: { name: string } }>;
   /** Finished Jobs (and their pods) are removed this long after they finish. */
   ttlSecondsAfterFinished: number;
+  /**
+   * Per worker name (`ingest`, `camera-watcher`, `caption-run`): the placement, resources, ServiceAccount and
+   * environment of that worker's pods instead of the defaults above (each field given replaces the default's).
+   */
+  overrides?: Record<string, WorkerPodOverride>;
+}
+
+/** What one worker's pods may set differently from the default worker pod template. */
+export type WorkerPodOverride = Partial<
+  Pick<WorkerPodTemplate, 'nodeSelector' | 'tolerations' | 'resources' | 'serviceAccountName' | 'envFrom'>
+>;
+
+/** The pod template of `worker`: the defaults with that worker's overrides. */
+export function podTemplateFor(pod: WorkerPodTemplate, worker: string): WorkerPodTemplate {
+  return { ...pod, ...pod.overrides?.[worker] };
 }
 
 /** Most shards a workload may have: the Job name leaves room for a 4-digit `-<index>` pod hostname suffix. */
@@ -138,6 +153,7 @@ export function buildJob(owner: AnyResource, spec: BatchWorkloadSpec, pod: Worke
     throw new Error(`completions must be 1..${MAX_COMPLETIONS}, not ${spec.completions}`);
   }
   const labels = jobLabels(owner, spec.worker);
+  pod = podTemplateFor(pod, spec.worker);
   const args = [spec.worker, '--job', `${namespace}/${name}`, '--completions', String(spec.completions)];
   return {
     apiVersion: 'batch/v1',
@@ -171,6 +187,7 @@ export function buildDeployment(
   const { name, namespace } = owner.metadata;
   const ownerRefs = ownerReferences(owner);
   const labels = jobLabels(owner, spec.worker);
+  pod = podTemplateFor(pod, spec.worker);
   const selector = { 'argus.dev/kind': labels['argus.dev/kind'], 'argus.dev/name': labels['argus.dev/name'] };
   return {
     apiVersion: 'apps/v1',

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { envBoolean } from '../../../services/lib/config/index.js';
-import type { WorkerPodTemplate } from './job-manifest.js';
+import type { WorkerPodOverride, WorkerPodTemplate } from './job-manifest.js';
 
 const jsonValue = (schema: Joi.Schema) =>
   Joi.any().custom((value: unknown, helpers) => {
@@ -21,6 +21,43 @@ const quantities = Joi.object().pattern(
 );
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const SERVICE_ACCOUNT = Joi.string().pattern(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+const ENV_FROM = Joi.string().pattern(
+  /^((configMap|secret):[a-z0-9]([-a-z0-9.]*[a-z0-9])?)(,(configMap|secret):[a-z0-9]([-a-z0-9.]*[a-z0-9])?)*$/,
+);
+const NODE_SELECTOR = Joi.object().pattern(Joi.string(), Joi.string());
+const TOLERATIONS = Joi.array().items(
+  Joi.object({
+    key: Joi.string(),
+    operator: Joi.string().valid('Exists', 'Equal'),
+    value: Joi.string().allow(''),
+    effect: Joi.string().valid('NoSchedule', 'PreferNoSchedule', 'NoExecute'),
+    tolerationSeconds: Joi.number().integer(),
+  }),
+);
+const RESOURCES = Joi.object({ limits: quantities, requests: quantities });
+/** The workers whose pods may be placed apart (`ARGUS_WORKER_POD_OVERRIDES`). */
+const WORKER_NAMES = ['ingest', 'camera-watcher', 'caption-run'];
+
+/** One worker's overrides as the variable writes them (envFrom as in ARGUS_WORKER_ENV_FROM). */
+interface WorkerPodOverrideEnv {
+  nodeSelector?: Record<string, string>;
+  tolerations?: Array<Record<string, string | number>>;
+  resources?: WorkerPodTemplate['resources'];
+  serviceAccountName?: string;
+  envFrom?: string;
+}
+
+/** `configMap:<name>,secret:<name>` as envFrom entries. */
+function envFromList(value: string | undefined): WorkerPodTemplate['envFrom'] {
+  return (value ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((entry) => {
+      const [kind, name] = entry.split(':');
+      return kind === 'secret' ? { secretRef: { name } } : { configMapRef: { name } };
+    });
+}
 
 /** The kubernetes driver's settings as `kubernetesEnvSchema` validates them (defaults applied). */
 export interface KubernetesEnv {
@@ -35,6 +72,7 @@ export interface KubernetesEnv {
   ARGUS_WORKER_SERVICE_ACCOUNT?: string;
   ARGUS_WORKER_ENV_FROM?: string;
   ARGUS_WORKER_TTL_SECONDS: number;
+  ARGUS_WORKER_POD_OVERRIDES: Record<string, WorkerPodOverrideEnv>;
   ARGUS_LEADER_ELECTION: boolean;
   ARGUS_LEADER_ELECTION_LEASE_NAME: string;
   ARGUS_LEADER_ELECTION_LEASE_DURATION_SECONDS: number;
@@ -61,40 +99,45 @@ export const kubernetesEnvSchema = {
     .default('argus')
     .description('The argus command in the image (space-separated); "worker <name> --job ..." is appended'),
   ARGUS_WORKER_IMAGE_PULL_POLICY: Joi.string().valid('Always', 'IfNotPresent', 'Never'),
-  ARGUS_WORKER_NODE_SELECTOR: jsonValue(Joi.object().pattern(Joi.string(), Joi.string()))
+  ARGUS_WORKER_NODE_SELECTOR: jsonValue(NODE_SELECTOR)
     .default({})
     .description('JSON object: node labels worker pods need, e.g. {"nvidia.com/gpu.present":"true"}'),
-  ARGUS_WORKER_TOLERATIONS: jsonValue(
-    Joi.array().items(
-      Joi.object({
-        key: Joi.string(),
-        operator: Joi.string().valid('Exists', 'Equal'),
-        value: Joi.string().allow(''),
-        effect: Joi.string().valid('NoSchedule', 'PreferNoSchedule', 'NoExecute'),
-        tolerationSeconds: Joi.number().integer(),
-      }),
-    ),
-  )
+  ARGUS_WORKER_TOLERATIONS: jsonValue(TOLERATIONS)
     .default([])
     .description(
       'JSON array of tolerations, e.g. [{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]',
     ),
-  ARGUS_WORKER_RESOURCES: jsonValue(Joi.object({ limits: quantities, requests: quantities }))
+  ARGUS_WORKER_RESOURCES: jsonValue(RESOURCES)
     .default({})
     .description('JSON resources of the worker container, e.g. {"limits":{"nvidia.com/gpu":"1"}}'),
-  ARGUS_WORKER_SERVICE_ACCOUNT: Joi.string()
-    .pattern(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/)
-    .description('ServiceAccount of worker pods (needs INGEST_WORKER_RULES)'),
-  ARGUS_WORKER_ENV_FROM: Joi.string()
-    .pattern(
-      /^((configMap|secret):[a-z0-9]([-a-z0-9.]*[a-z0-9])?)(,(configMap|secret):[a-z0-9]([-a-z0-9.]*[a-z0-9])?)*$/,
-    )
-    .description('ConfigMaps/Secrets holding the worker service config: configMap:<name>,secret:<name>'),
+  ARGUS_WORKER_SERVICE_ACCOUNT: SERVICE_ACCOUNT.description(
+    'ServiceAccount of worker pods (needs INGEST_WORKER_RULES)',
+  ),
+  ARGUS_WORKER_ENV_FROM: ENV_FROM.description(
+    'ConfigMaps/Secrets holding the worker service config: configMap:<name>,secret:<name>',
+  ),
   ARGUS_WORKER_TTL_SECONDS: Joi.number()
     .integer()
     .min(0)
     .default(3600)
     .description('Finished worker Jobs are removed this long after they finish'),
+  ARGUS_WORKER_POD_OVERRIDES: jsonValue(
+    Joi.object().pattern(
+      Joi.string().valid(...WORKER_NAMES),
+      Joi.object({
+        nodeSelector: NODE_SELECTOR,
+        tolerations: TOLERATIONS,
+        resources: RESOURCES,
+        serviceAccountName: SERVICE_ACCOUNT,
+        envFrom: ENV_FROM,
+      }),
+    ),
+  )
+    .default({})
+    .description(
+      'JSON object by worker name (ingest, camera-watcher, caption-run): nodeSelector, tolerations, resources, ' +
+        'serviceAccountName, envFrom ("configMap:<name>,secret:<name>") of that worker\'s pods instead of the defaults',
+    ),
   ARGUS_LEADER_ELECTION: envBoolean().default(true).description('Run for leader on a Lease (off: lead at once)'),
   ARGUS_LEADER_ELECTION_LEASE_NAME: Joi.string().pattern(DNS_LABEL).default('argus-operator'),
   ARGUS_LEADER_ELECTION_LEASE_DURATION_SECONDS: Joi.number().min(0.1).default(15),
@@ -124,13 +167,13 @@ export interface KubernetesSettings {
 
 /** Maps validated variables onto KubernetesSettings. */
 export function toKubernetesSettings(env: KubernetesEnv): KubernetesSettings {
-  const envFrom: WorkerPodTemplate['envFrom'] = (env.ARGUS_WORKER_ENV_FROM ?? '')
-    .split(',')
-    .filter(Boolean)
-    .map((entry) => {
-      const [kind, name] = entry.split(':');
-      return kind === 'secret' ? { secretRef: { name } } : { configMapRef: { name } };
-    });
+  const envFrom = envFromList(env.ARGUS_WORKER_ENV_FROM);
+  const overrides = Object.fromEntries(
+    Object.entries(env.ARGUS_WORKER_POD_OVERRIDES).map(([worker, { envFrom: from, ...rest }]) => {
+      const override: WorkerPodOverride = { ...rest, ...(from !== undefined ? { envFrom: envFromList(from) } : {}) };
+      return [worker, override];
+    }),
+  );
   return {
     kubeconfig: env.KUBECONFIG,
     watchNamespace: env.WATCH_NAMESPACE || undefined,
@@ -144,6 +187,7 @@ export function toKubernetesSettings(env: KubernetesEnv): KubernetesSettings {
       serviceAccountName: env.ARGUS_WORKER_SERVICE_ACCOUNT,
       envFrom,
       ttlSecondsAfterFinished: env.ARGUS_WORKER_TTL_SECONDS,
+      ...(Object.keys(overrides).length ? { overrides } : {}),
     },
     leaderElection: {
       enabled: env.ARGUS_LEADER_ELECTION,
