@@ -223,7 +223,8 @@ export class RedisSharedState implements SharedState {
   }
 
   private async sendBatch(channel: string): Promise<void> {
-    const batch = this.batches.get(channel)!;
+    const batch = this.batches.get(channel);
+    if (!batch) return; // sent by close() already
     this.batches.delete(channel);
     const keys = [`broadcast:${channel}:count`, `broadcast:${channel}:kept`] as const;
     try {
@@ -266,6 +267,8 @@ export class RedisSharedState implements SharedState {
   }
 
   async close(): Promise<void> {
+    // Broadcasts already asked for go out first, as they would have a moment later.
+    await Promise.all([...this.batches.keys()].map((channel) => this.sendBatch(channel)));
     const subscriber = await this.subscriber?.catch(() => undefined);
     if (subscriber && subscriber.status !== 'end') await subscriber.quit().catch(() => subscriber.disconnect());
     if (this.client.status === 'end') return;
