@@ -35,7 +35,8 @@ export function isFinished(run: CaptionRun): boolean {
 /**
  * The run's phase and conditions from its spec, the phase its worker reports and its workload, a pure function:
  * - `Stopped` / `Failed` (the worker's, or the controller's below) are never left: the workload is removed, and
- *   `finishedTime` is set when the worker did not set it.
+ *   `finishedTime` is set when the worker did not set it; a live phase written over it (a worker the kubelet restarted
+ *   before its Deployment went) is put back to the ended one, as the Ready condition recorded it.
  * - `spec.stopRequested`: the workload is removed (the worker's signal fires; it writes Stopped itself) and the run is
  *   `Stopped` ("stopped on request").
  * - the workload's Deployment exceeded its progress deadline (no worker could start): `Failed`, workload removed.
@@ -60,9 +61,16 @@ export function decideCaptionRun(input: {
   let desired: DesiredCondition[];
   let remove = false;
   let ensure = false;
+  // What the controller recorded when the run ended (its Ready condition), should a worker that was restarted before
+  // its workload went write a live phase over it.
+  const ended = before.conditions?.find((c) => c.type === 'Ready' && (c.reason === 'Stopped' || c.reason === 'Failed'));
   if (reported && TERMINAL_CAPTION_RUN_PHASES.includes(reported)) {
     phase = reported;
     message = before.message ?? (phase === 'Stopped' ? 'stopped' : 'failed');
+    remove = workload !== undefined;
+  } else if (ended && before.finishedTime !== undefined) {
+    phase = ended.reason as 'Stopped' | 'Failed';
+    message = ended.message;
     remove = workload !== undefined;
   } else if (run.spec.stopRequested) {
     phase = 'Stopped';
