@@ -139,8 +139,6 @@ export class RedisSharedState implements SharedState {
       keyPrefix: options.namespace,
       connectionName: options.clientName,
       enableOfflineQueue: false,
-      // Commands issued in one event-loop turn go out as one write: under load, one system call per batch.
-      enableAutoPipelining: true,
       maxRetriesPerRequest: 0,
       commandTimeout: options.commandTimeoutMs ?? 2000,
       connectTimeout: 5000,
