@@ -30,9 +30,4 @@ export class OutageLog {
     this.down = false;
     this.logger.info('shared state reachable again');
   }
-
-  /** True while the last operation failed. */
-  get isDown(): boolean {
-    return this.down;
-  }
 }
