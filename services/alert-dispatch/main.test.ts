@@ -7,7 +7,7 @@ import { createLogger } from '../lib/log/index.js';
 import { loadAlertDispatchConfig } from './config.js';
 import { drainWithin, startAlertDispatch } from './main.js';
 import { startFakeChatCompletions, type FakeChatCompletions } from '../../test/support/fake-chat-completions.js';
-import { startTestBroker, type TestBroker } from './testing/mqtt-broker.js';
+import { startTestBroker, type TestBroker } from '../../test/support/mqtt-broker.js';
 import { startWebhookReceiver, type WebhookReceiver } from './testing/webhook-receiver.js';
 import { fixtureImage } from '../../test/support/fixtures.js';
 

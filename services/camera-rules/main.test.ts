@@ -9,12 +9,12 @@ import { createLogger } from '../lib/log/index.js';
 import { startCameraRules } from './main.js';
 import { startCameraWatcherWorker } from './watcher/start-camera-watcher.js';
 import { FakeFrigate } from './testing/fake-frigate.js';
-import { startRestartableBroker, type RestartableBroker } from './testing/test-broker.js';
+import { startTestBroker, type TestBroker } from '../../test/support/mqtt-broker.js';
 
 let dir: string;
 let store: EmbeddedResourceStore;
 let controlPlane: ServiceControlPlane;
-let broker: RestartableBroker;
+let broker: TestBroker;
 let frigate: FakeFrigate;
 const registered: string[] = [];
 const logger = createLogger({ service: 'camera-rules-test', level: 'error', json: true });
@@ -27,7 +27,7 @@ beforeAll(async () => {
     namespace: 'default',
     registerWorker: (name) => void registered.push(name),
   };
-  broker = await startRestartableBroker();
+  broker = await startTestBroker();
   frigate = new FakeFrigate({ porch: { track: ['person', 'dog'] } });
   await frigate.start();
 });

@@ -6,7 +6,7 @@ import { ensureDefaultModels } from '../../test/support/models.js';
 import { ConfigError } from '../lib/config/index.js';
 import { createLogger } from '../lib/log/index.js';
 import { startCaptionRuns } from './main.js';
-import { subscribe } from './testing/test-broker.js';
+import { subscribe } from '../../test/support/mqtt-broker.js';
 import { openTestControlPlane, sendJson } from './testing/serve-app.js';
 
 let dataDir: string;

@@ -4,7 +4,7 @@ import { connectRelay } from './relay/mqtt-relay-source.js';
 import { ManualTimers } from './testing/manual-timers.js';
 import { sendJson, serveRuns, type ServedRuns } from './testing/serve-app.js';
 import { readSse } from './testing/sse-reader.js';
-import { startTestBroker, type TestBroker } from './testing/test-broker.js';
+import { startTestBroker, type TestBroker } from '../../test/support/mqtt-broker.js';
 import mqtt from 'mqtt';
 
 const caption = (result: string, frameId: number) =>

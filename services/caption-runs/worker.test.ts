@@ -13,7 +13,7 @@ import { startJsonReceiver, type JsonReceiver } from './testing/json-receiver.js
 import { readSse } from './testing/sse-reader.js';
 import { rtspServerUnavailable, startRtspServer, type RtspServer } from './testing/rtsp-server.js';
 import { sendJson, serveRuns, type ServedRuns } from './testing/serve-app.js';
-import { startTestBroker, subscribe, type Subscriber, type TestBroker } from './testing/test-broker.js';
+import { startTestBroker, subscribe, type Subscriber, type TestBroker } from '../../test/support/mqtt-broker.js';
 import { captionRunWorker, type CaptionWorkerDeps, type WorkerTiming } from './worker/caption-worker.js';
 import { mqttCaptionPublisher, type MqttCaptionPublisher } from './worker/mqtt-publisher.js';
 import type { OutputCounters } from './worker/outputs.js';

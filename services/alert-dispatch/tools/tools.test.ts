@@ -8,7 +8,7 @@ import { AllowList } from '../../lib/outbound/index.js';
 import { runTool, type RetryPolicy } from '../dispatch/run-tool.js';
 import type { ActionRequest } from '../dispatch/types.js';
 import { actionRequest } from '../testing/action-request.js';
-import { startTestBroker, type TestBroker } from '../testing/mqtt-broker.js';
+import { startTestBroker, type TestBroker } from '../../../test/support/mqtt-broker.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.js';
 import { captureSnapshotTool } from './capture-snapshot.js';
 import { logAlertTool } from './log-alert.js';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLogger } from '../../lib/log/index.js';
 import { FakeFrigate } from '../testing/fake-frigate.js';
-import { startRestartableBroker, type RestartableBroker } from '../testing/test-broker.js';
+import { startTestBroker, type TestBroker } from '../../../test/support/mqtt-broker.js';
 import { FrigateEventFeed, type FrigateMessage } from './frigate-events.js';
 
 const T0 = 1_767_000_000;
-let broker: RestartableBroker;
+let broker: TestBroker;
 let frigate: FakeFrigate;
 let feed: FrigateEventFeed;
 /** Messages the feed delivered, and waiters for the next ones. */
@@ -31,7 +31,7 @@ function subscribed(count: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  broker = await startRestartableBroker();
+  broker = await startTestBroker();
   frigate = new FakeFrigate({ front_door: {} }, { broker: broker.url, topicPrefix: 'nvr' });
   await frigate.start();
   feed = new FrigateEventFeed({

@@ -13,7 +13,7 @@ import { FrigateEventFeed } from '../recorder/frigate-events.js';
 import { FrigateRecorder } from '../recorder/frigate-recorder.js';
 import { RuleBook } from '../rules/rule-book.js';
 import { FakeFrigate } from '../testing/fake-frigate.js';
-import { startRestartableBroker, type RestartableBroker } from '../testing/test-broker.js';
+import { startTestBroker, type TestBroker } from '../../../test/support/mqtt-broker.js';
 import { watcherObjectName } from '../watchers/watcher-book.js';
 import { cameraWatcherWorker, type CameraWatcherWorkerDeps } from './camera-watcher.js';
 
@@ -24,7 +24,7 @@ logger.silent = true;
 
 let dir: string;
 let store: EmbeddedResourceStore;
-let broker: RestartableBroker;
+let broker: TestBroker;
 let frigate: FakeFrigate;
 let feed: FrigateEventFeed;
 let rules: RuleBook;
@@ -88,7 +88,7 @@ function start(): { stop(): Promise<void> } {
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'camera-watcher-'));
   store = await EmbeddedResourceStore.open({ dir });
-  broker = await startRestartableBroker();
+  broker = await startTestBroker();
   frigate = new FakeFrigate({ front_door: {}, garage: {} }, { broker: broker.url });
   await frigate.start();
   feed = new FrigateEventFeed({ broker: broker.url, topicPrefix: 'frigate', logger, reconnectMs: 50 });

@@ -3,25 +3,42 @@ import type { AddressInfo } from 'node:net';
 import { Aedes } from 'aedes';
 import mqtt from 'mqtt';
 
-/** An in-process Aedes MQTT broker on 127.0.0.1. */
+/**
+ * A real MQTT broker (aedes, in-process) on a loopback port for tests, which can be stopped and started again on the
+ * same port (a broker outage, a restart).
+ */
 export interface TestBroker {
   url: string;
+  /** Stops the broker and drops every client. */
+  stop(): Promise<void>;
+  /** Starts a fresh broker on the same port. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Starts an Aedes broker on an ephemeral port. */
+/** Starts an aedes broker on an ephemeral loopback port. */
 export async function startTestBroker(): Promise<TestBroker> {
-  const broker = await Aedes.createBroker();
-  const server = net.createServer(broker.handle);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `mqtt://127.0.0.1:${port}`,
-    close: async () => {
-      await new Promise<void>((resolve) => broker.close(() => resolve()));
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+  let port = 0;
+  let running: { broker: Aedes; server: net.Server } | undefined;
+  const start = async () => {
+    const broker = await Aedes.createBroker();
+    const server = net.createServer(broker.handle);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+    port = (server.address() as AddressInfo).port;
+    running = { broker, server };
   };
+  const stop = async () => {
+    const current = running;
+    running = undefined;
+    if (!current) return;
+    await new Promise<void>((resolve) => current.broker.close(() => resolve()));
+    await new Promise<void>((resolve) => current.server.close(() => resolve()));
+  };
+  await start();
+  return { url: `mqtt://127.0.0.1:${port}`, stop, start, close: stop };
 }
 
 /** Messages received on a subscription, with a wait for the ones a test expects. */
