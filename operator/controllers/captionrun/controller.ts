@@ -1,8 +1,8 @@
+import { RetentionSweeps } from '../runtime/retention-sweeps.js';
 import { isDeepStrictEqual } from 'node:util';
 import { updateStatusWithRetry, type ResourceStore, type WorkloadDriver } from '../../ports/index.js';
 import type { ControllerSettings } from '../settings.js';
 import type { Logger } from '../../../services/lib/log/index.js';
-import { KeyedQueue } from '../../../services/lib/keyed-queue/index.js';
 import { Controller, type ObjectKey, type ReconcileResult } from '../runtime/controller.js';
 import type { ControllerMetrics } from '../runtime/metrics.js';
 import { CAPTION_RUN_WORKLOAD, decideCaptionRun, isFinished } from './reconcile.js';
@@ -20,9 +20,6 @@ export interface CaptionRunControllerDeps {
   now?: () => Date;
 }
 
-/** Longest wait between retention sweeps. */
-const MAX_SWEEP_INTERVAL_MS = 3600_000;
-
 /**
  * The CaptionRun controller: makes each run's caption worker workload (a Deployment in the cluster, a restarted task
  * embedded), follows the phase the worker reports, stops the workload when the run is asked to stop or ends, writes
@@ -31,12 +28,11 @@ const MAX_SWEEP_INTERVAL_MS = 3600_000;
  */
 export class CaptionRunController {
   private readonly controller: Controller<'CaptionRun'>;
-  private readonly sweeps = new KeyedQueue<'sweep'>({
-    handler: () => this.sweep(),
-    onError: (_key, error, retryInMs) =>
+  private readonly sweeps = new RetentionSweeps(
+    () => this.sweep(),
+    (error, retryInMs) =>
       this.deps.logger.warn('caption run retention sweep failed; retrying', { retryInMs, error: String(error) }),
-  });
-  private sweepTimer?: NodeJS.Timeout;
+  );
   private unsubscribe?: () => void;
   private readonly now: () => Date;
 
@@ -60,19 +56,18 @@ export class CaptionRunController {
       if (owner.kind === 'CaptionRun') this.controller.enqueue(owner);
     });
     await this.controller.start();
-    this.sweeps.enqueue('sweep');
+    this.sweeps.request();
   }
 
   /** Stops reconciling and sweeping; workers keep running (the driver owns them). */
   async stop(): Promise<void> {
     this.unsubscribe?.();
-    clearTimeout(this.sweepTimer);
     await this.controller.stop();
     await this.sweeps.close();
   }
 
-  /** Deletes finished runs past the retention now, and plans the next sweep. */
-  async sweep(): Promise<void> {
+  /** Deletes finished runs past the retention now; answers when the next kept one expires (RetentionSweeps plans it). */
+  async sweep(): Promise<number | undefined> {
     const { store, config, namespace, logger } = this.deps;
     const plan = planCaptionRunRetention(
       await store.list('CaptionRun', namespace),
@@ -86,10 +81,7 @@ export class CaptionRunController {
         phase: run.status?.phase,
       });
     }
-    clearTimeout(this.sweepTimer);
-    const delay = Math.min(MAX_SWEEP_INTERVAL_MS, Math.max(1000, plan.nextExpiryMs ?? MAX_SWEEP_INTERVAL_MS));
-    this.sweepTimer = setTimeout(() => this.sweeps.enqueue('sweep'), delay);
-    this.sweepTimer.unref();
+    return plan.nextExpiryMs;
   }
 
   private async reconcile({ namespace, name }: ObjectKey): Promise<ReconcileResult | void> {
@@ -117,7 +109,7 @@ export class CaptionRunController {
         phase: written.status?.phase,
         message: written.status?.message,
       });
-      this.sweeps.enqueue('sweep');
+      this.sweeps.request();
     }
   }
 

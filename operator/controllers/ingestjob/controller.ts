@@ -1,3 +1,4 @@
+import { RetentionSweeps } from '../runtime/retention-sweeps.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { IngestJob } from '../../api/index.js';
 import {
@@ -9,7 +10,6 @@ import {
 } from '../../ports/index.js';
 import type { ControllerSettings } from '../settings.js';
 import type { Logger } from '../../../services/lib/log/index.js';
-import { KeyedQueue } from '../../../services/lib/keyed-queue/index.js';
 import { Controller, type ObjectKey, type ReconcileResult } from '../runtime/controller.js';
 import type { ControllerMetrics } from '../runtime/metrics.js';
 import { ingestJobEvents, workloadCreatedEvent } from './events.js';
@@ -31,9 +31,6 @@ export interface IngestJobControllerDeps {
   events?: EventSink;
 }
 
-/** Longest wait between retention sweeps (clock changes, jobs whose expiry was not foreseen). */
-const MAX_SWEEP_INTERVAL_MS = 3600_000;
-
 /**
  * The IngestJob controller: makes each job's workload, derives its state, counts and conditions from the workers'
  * item results and the workload (decideIngestJob), removes the workload of a job cancelled before it started, and
@@ -41,12 +38,11 @@ const MAX_SWEEP_INTERVAL_MS = 3600_000;
  */
 export class IngestJobController {
   private readonly controller: Controller<'IngestJob'>;
-  private readonly sweeps = new KeyedQueue<'sweep'>({
-    handler: () => this.sweep(),
-    onError: (_key, error, retryInMs) =>
+  private readonly sweeps = new RetentionSweeps(
+    () => this.sweep(),
+    (error, retryInMs) =>
       this.deps.logger.warn('retention sweep failed; retrying', { retryInMs, error: String(error) }),
-  });
-  private sweepTimer?: NodeJS.Timeout;
+  );
   private unsubscribe?: () => void;
   private readonly now: () => Date;
 
@@ -71,19 +67,18 @@ export class IngestJobController {
       if (owner.kind === 'IngestJob') this.controller.enqueue(owner);
     });
     await this.controller.start();
-    this.sweeps.enqueue('sweep');
+    this.sweeps.request();
   }
 
   /** Stops reconciling and sweeping; workloads keep running (the driver owns them). */
   async stop(): Promise<void> {
     this.unsubscribe?.();
-    clearTimeout(this.sweepTimer);
     await this.controller.stop();
     await this.sweeps.close();
   }
 
-  /** Deletes finished jobs past the retention now, and plans the next sweep. */
-  async sweep(): Promise<void> {
+  /** Deletes finished jobs past the retention now; answers when the next kept one expires (RetentionSweeps plans it). */
+  async sweep(): Promise<number | undefined> {
     const { store, config, namespace, logger } = this.deps;
     const plan = planRetention(await store.list('IngestJob', namespace), config.retention, this.now());
     for (const job of plan.expired) {
@@ -93,10 +88,7 @@ export class IngestJobController {
         state: job.status?.state,
       });
     }
-    clearTimeout(this.sweepTimer);
-    const delay = Math.min(MAX_SWEEP_INTERVAL_MS, Math.max(1000, plan.nextExpiryMs ?? MAX_SWEEP_INTERVAL_MS));
-    this.sweepTimer = setTimeout(() => this.sweeps.enqueue('sweep'), delay);
-    this.sweepTimer.unref();
+    return plan.nextExpiryMs;
   }
 
   private async reconcile({ namespace, name }: ObjectKey): Promise<ReconcileResult | void> {
@@ -125,7 +117,7 @@ export class IngestJobController {
     if (decision.removeWorkload) await driver.remove(written);
     if (isTerminal(written) && !isTerminal(job)) {
       logger.info('IngestJob finished', logFields(written));
-      this.sweeps.enqueue('sweep');
+      this.sweeps.request();
     }
     return requeue;
   }
