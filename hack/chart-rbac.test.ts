@@ -1,5 +1,6 @@
 /**
- * The chart's RBAC against the code: the operator, an ingest worker, dataprep, camera-rules and caption-runs run
+ * The chart's RBAC against the code: the operator, the workers (ingest, camera-watcher, caption-run), dataprep,
+ * camera-rules and caption-runs run
  * against the fake API server as the chart's ServiceAccounts, under exactly the bindings the chart renders (RBAC by
  * namespace, resourceNames). A request the code makes that the chart does not grant is refused (403) and fails the
  * test; a granted rule that no request used fails it too.
@@ -23,7 +24,14 @@ import { openServiceControlPlane } from '../operator/service-control-plane.js';
 import { runWorker } from '../operator/worker-command.js';
 import { IngestJobs } from '../services/dataprep/jobs/ingest-jobs.js';
 import type { PlatformConfig } from '../services/lib/config/index.js';
+import { FakeFrigate } from '../services/camera-rules/testing/fake-frigate.js';
+import { RuleBook } from '../services/camera-rules/rules/rule-book.js';
+import { startCameraWatcherWorker } from '../services/camera-rules/watcher/start-camera-watcher.js';
+import { startCaptionWorker } from '../services/caption-runs/worker/start-caption-worker.js';
+import { loadClusterOperatorConfig } from '../operator/config.js';
+import type { WorkerStarter } from '../operator/worker-command.js';
 import { captureLogs } from '../test/support/logs.js';
+import { startTestBroker, type TestBroker } from '../test/support/mqtt-broker.js';
 import { podEnv, renderChart, type Manifest } from './helm-template.js';
 
 const OPERATOR = 'system:serviceaccount:argus:rel-argus-operator';
@@ -37,6 +45,8 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
   let operator: StartedOperator | undefined;
   let services: StartedService[] = [];
   let stub: http.Server | undefined;
+  let frigate: FakeFrigate | undefined;
+  let broker: TestBroker | undefined;
 
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'argus-chart-rbac-'));
@@ -46,6 +56,10 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
     services = [];
     if (stub) await new Promise((resolve) => stub!.close(resolve));
     stub = undefined;
+    await frigate?.close();
+    frigate = undefined;
+    await broker?.close();
+    broker = undefined;
     await operator?.close();
     operator = undefined;
     await fake?.close();
@@ -368,6 +382,144 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
         expect(
           fake.requests.filter((r) => r.user === user && !r.path.match(new RegExp(`/namespaces/${namespace}(/|$)`))),
         ).toEqual([]);
+      expect(fake.requests.filter((r) => r.status === 403).map((r) => `${r.user} ${r.method} ${r.path}`)).toEqual([]);
+      for (const user of users)
+        expect({ user, unused: unusedGrants(identities[user], user, fake.requests) }).toEqual({ user, unused: [] });
+    },
+  );
+
+  /** What `argus worker` runs for the long-running workers (bin/argus.ts's starters). */
+  const LONG_RUNNING_STARTERS: Record<string, WorkerStarter> = {
+    'camera-watcher': (env, resources, log) => startCameraWatcherWorker(env as NodeJS.ProcessEnv, resources, log),
+    'caption-run': (env, resources, log) => startCaptionWorker(env as NodeJS.ProcessEnv, resources, log),
+  };
+
+  it.each([
+    ['every namespace, team-a opted in', ['worker.namespaces={team-a}'], ['argus', 'team-a']],
+    ['watchNamespace team-a', ['watchNamespace=team-a'], ['team-a']],
+  ])(
+    'the camera-watcher and caption-run workers call only what their chart accounts grant, and use all of it (%s)',
+    async (_mode, set, namespaces) => {
+      broker = await startTestBroker();
+      frigate = new FakeFrigate({ front: {} });
+      await frigate.start();
+      // The workers' settings are the chart's: their services' env, copied into each worker namespace.
+      const manifests = await renderChart(
+        ...set,
+        `services.camera-rules.env.CAMERA_RULES_FRIGATE_URL=${frigate.url}`,
+        `services.caption-runs.env.MQTT_BROKER=${broker.url}`,
+      );
+      const identities = serviceAccountIdentities(manifests);
+      fake = await FakeApiServer.start({ admin: 'admin', ...identities });
+      const admin = new KubernetesResourceStore(fake.kubeConfig('admin'));
+      // Which account and settings each worker's pods get: the operator's own reading of its rendered environment.
+      const deployment = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'rel-argus-operator');
+      const operatorEnv: Record<string, string> = { ARGUS_POD_NAME: 'op' };
+      for (const e of deployment?.spec.template.spec.containers[0].env ?? [])
+        if (e.value !== undefined) operatorEnv[e.name] = e.value;
+      const overrides = loadClusterOperatorConfig(operatorEnv).kubernetes.worker.overrides ?? {};
+      const users: string[] = [];
+
+      /** `argus worker <name> --resource <ns>/<name>` in a pod of that namespace, as the chart's worker account. */
+      const runPod = async (worker: string, namespace: string, name: string, signal: AbortSignal) => {
+        const override = overrides[worker];
+        const user = `system:serviceaccount:${namespace}:${override.serviceAccountName}`;
+        users.push(user);
+        const env: Record<string, string> = {};
+        for (const source of override.envFrom ?? []) {
+          if (!('configMapRef' in source)) continue;
+          const configMap = manifests.find(
+            (m) =>
+              m.kind === 'ConfigMap' &&
+              m.metadata.name === source.configMapRef.name &&
+              m.metadata.namespace === namespace,
+          );
+          expect(configMap).toBeDefined();
+          Object.assign(env, configMap!.data);
+        }
+        return runWorker(
+          [worker, '--resource', `${namespace}/${name}`],
+          {
+            ...env,
+            // The pod template's variables (job-manifest.ts), and the pod's namespace (its ServiceAccount's file).
+            ARGUS_DATA_DIR: path.join(dir, worker, namespace, 'data'),
+            ARGUS_MODELS_DIR: path.join(dir, worker, namespace, 'models'),
+            ARGUS_NAMESPACE: namespace,
+            KUBECONFIG: await kubeconfig(user),
+          },
+          captureLogs().logger,
+          LONG_RUNNING_STARTERS,
+          signal,
+        ).then(() => user);
+      };
+
+      for (const namespace of namespaces) {
+        // camera-watcher: reads its CameraWatcher, lists the rules, claims the ended event on the matching rule and
+        // records the result (CameraRule status), then records the event in its CameraWatcher's status.
+        await new RuleBook(admin, namespace, captureLogs().logger).add({
+          id: 'people',
+          label: 'person',
+          action: 'summarize',
+          camera: 'front',
+          source: null,
+          event_type: 'end',
+        });
+        await admin.create('CameraWatcher', {
+          apiVersion: 'argus.dev/v1alpha1',
+          kind: 'CameraWatcher',
+          metadata: { name: 'front', namespace },
+          spec: { camera: 'front', enabled: true },
+        });
+        const start = Math.ceil(Date.now() / 1000) + 2;
+        frigate.addEvent({ id: `${namespace}-1`, camera: 'front', start_time: start, end_time: start + 1 });
+        const stop = new AbortController();
+        const watcher = runPod('camera-watcher', namespace, 'front', stop.signal);
+        const watcherUser = `system:serviceaccount:${namespace}:rel-argus-camera-watcher-worker`;
+        // Until it recorded the event, or was refused (the 403 check below names the request).
+        await Promise.race([
+          fake.waitForRequest(
+            (r) =>
+              r.user === watcherUser &&
+              r.method === 'PUT' &&
+              r.path.endsWith(`/namespaces/${namespace}/camerawatchers/front/status`) &&
+              r.status === 200,
+          ),
+          fake.waitForRequest((r) => r.user === watcherUser && r.status === 403),
+        ]);
+        stop.abort();
+        await watcher;
+        expect(fake.requests.filter((r) => r.status === 403).map((r) => `${r.user} ${r.method} ${r.path}`)).toEqual([]);
+        const rule = await admin.get(
+          'CameraRule',
+          namespace,
+          (await admin.list('CameraRule', namespace))[0].metadata.name,
+        );
+        expect(rule?.status?.count).toBe(1);
+        expect((await admin.get('CameraWatcher', namespace, 'front'))?.status).toMatchObject({
+          lastEventId: `${namespace}-1`,
+          eventsHandled: 1,
+        });
+
+        // caption-run: reads its CaptionRun and writes its phase (Starting, then Failed: no VLM is configured).
+        await admin.create('CaptionRun', {
+          apiVersion: 'argus.dev/v1alpha1',
+          kind: 'CaptionRun',
+          metadata: { name: 'front-run', namespace },
+          spec: {
+            rtspUrl: 'rtsp://127.0.0.1:8554/front',
+            prompt: '',
+            modelName: 'm',
+            pipelineName: 'p',
+            runName: 'r',
+            maxTokens: 8,
+          },
+        });
+        await runPod('caption-run', namespace, 'front-run', new AbortController().signal);
+        expect((await admin.get('CaptionRun', namespace, 'front-run'))?.status).toMatchObject({ phase: 'Failed' });
+      }
+
+      expect(users.every((user) => user in identities)).toBe(true);
+      expect(users).toHaveLength(2 * namespaces.length);
       expect(fake.requests.filter((r) => r.status === 403).map((r) => `${r.user} ${r.method} ${r.path}`)).toEqual([]);
       for (const user of users)
         expect({ user, unused: unusedGrants(identities[user], user, fake.requests) }).toEqual({ user, unused: [] });

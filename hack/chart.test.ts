@@ -16,7 +16,13 @@ import { loadCaptionQaConfig } from '../services/caption-qa/config.js';
 import { loadCaptionRunsConfig } from '../services/caption-runs/config.js';
 import { loadDataprepConfig } from '../services/dataprep/config.js';
 import { loadFrameAnalysisConfig } from '../services/frame-analysis/config.js';
-import { INGEST_WORKER_RULES, leaderElectionRules, OPERATOR_RULES } from '../operator/drivers/kubernetes/rbac.js';
+import {
+  CAMERA_WATCHER_WORKER_RULES,
+  CAPTION_RUN_WORKER_RULES,
+  INGEST_WORKER_RULES,
+  leaderElectionRules,
+  OPERATOR_RULES,
+} from '../operator/drivers/kubernetes/rbac.js';
 import { exportedRuleSets, rbacRuleFiles } from './rbac-rule-files.js';
 import { helmTool, podEnv, renderChart, type Manifest } from './helm-template.js';
 
@@ -26,6 +32,8 @@ const run = promisify(execFile);
 const template = renderChart;
 let helm: string;
 let env: NodeJS.ProcessEnv;
+/** The workers' chart accounts (rule files, ServiceAccounts, ConfigMaps), bound per worker namespace. */
+const WORKER_ACCOUNTS = ['ingest-worker', 'camera-watcher-worker', 'caption-run-worker'];
 /** The services `argus serve` knows (bin/services.ts), as the chart's refusals list them. */
 const KNOWN_SERVICES = Object.keys(SERVICES).sort().join(', ');
 
@@ -163,12 +171,18 @@ describe('the helm chart', () => {
     expect(envOf(find(manifests, 'Deployment', 'rel-argus-operator')).ARGUS_LEADER_ELECTION_LEASE_NAME).toBe(
       'rel-argus-operator',
     );
-    expect(find(manifests, 'ClusterRole', 'rel-argus-ingest-worker')?.rules).toEqual(INGEST_WORKER_RULES);
-    expect(find(manifests, 'RoleBinding', 'rel-argus-ingest-worker')).toMatchObject({
-      metadata: { namespace: 'argus' },
-      roleRef: { kind: 'ClusterRole', name: 'rel-argus-ingest-worker' },
-      subjects: [{ kind: 'ServiceAccount', name: 'rel-argus-ingest-worker', namespace: 'argus' }],
-    });
+    for (const [account, rules] of [
+      ['ingest-worker', INGEST_WORKER_RULES],
+      ['camera-watcher-worker', CAMERA_WATCHER_WORKER_RULES],
+      ['caption-run-worker', CAPTION_RUN_WORKER_RULES],
+    ] as const) {
+      expect(find(manifests, 'ClusterRole', `rel-argus-${account}`)?.rules).toEqual(rules);
+      expect(find(manifests, 'RoleBinding', `rel-argus-${account}`)).toMatchObject({
+        metadata: { namespace: 'argus' },
+        roleRef: { kind: 'ClusterRole', name: `rel-argus-${account}` },
+        subjects: [{ kind: 'ServiceAccount', name: `rel-argus-${account}`, namespace: 'argus' }],
+      });
+    }
     const operator = find(manifests, 'Deployment', 'rel-argus-operator');
     expect(operator?.spec.template.spec.serviceAccountName).toBe('rel-argus-operator');
     expect(envOf(operator).ARGUS_WORKER_SERVICE_ACCOUNT).toBe('rel-argus-ingest-worker');
@@ -178,7 +192,7 @@ describe('the helm chart', () => {
 
   it("binds each service's ServiceAccount to the rules rbac.ts exports for it (<SERVICE>_RULES), and no others", async () => {
     const manifests = await template();
-    const services = [...exportedRuleSets()].filter(([name]) => name !== 'operator' && name !== 'ingest-worker');
+    const services = [...exportedRuleSets()].filter(([name]) => name !== 'operator' && !WORKER_ACCOUNTS.includes(name));
     for (const [service, rules] of services) {
       expect(find(manifests, 'Role', `rel-argus-${service}`)?.rules).toEqual(rules);
       expect(find(manifests, 'RoleBinding', `rel-argus-${service}`)?.subjects).toEqual([
@@ -190,7 +204,7 @@ describe('the helm chart', () => {
       [
         'rel-argus-operator',
         'rel-argus-operator-leader-election',
-        'rel-argus-ingest-worker',
+        ...WORKER_ACCOUNTS.map((w) => `rel-argus-${w}`),
         ...services.map(([s]) => `rel-argus-${s}`),
       ].sort(),
     );
@@ -212,12 +226,13 @@ describe('the helm chart', () => {
       rules: leaderElectionRules('rel-argus-operator'),
     });
     // Workers run in the watched namespace only: their ServiceAccount, settings and Role are there.
-    for (const kind of ['ServiceAccount', 'ConfigMap', 'Role', 'RoleBinding'])
-      expect(
-        manifests
-          .filter((m) => m.kind === kind && m.metadata.name === 'rel-argus-ingest-worker')
-          .map((m) => m.metadata.namespace),
-      ).toEqual(['team-a']);
+    for (const account of WORKER_ACCOUNTS)
+      for (const kind of ['ServiceAccount', 'ConfigMap', 'Role', 'RoleBinding'])
+        expect(
+          manifests
+            .filter((m) => m.kind === kind && m.metadata.name === `rel-argus-${account}`)
+            .map((m) => m.metadata.namespace),
+        ).toEqual(['team-a']);
     expect(envOf(find(manifests, 'Deployment', 'rel-argus-operator')).WATCH_NAMESPACE).toBe('team-a');
     expect(envOf(find(manifests, 'Deployment', 'rel-argus-dataprep')).ARGUS_NAMESPACE).toBe('team-a');
   });
@@ -311,6 +326,19 @@ describe('the helm chart', () => {
       // The worker builds dataprep's ingest pipeline, so it reads dataprep's configuration.
       envFrom: [{ configMapRef: { name: 'rel-argus-ingest-worker' } }, { secretRef: { name: 's3-keys' } }],
       ttlSecondsAfterFinished: 3600,
+      // The long-running workers keep their own accounts, settings and placement: the ingest GPU pool is not theirs.
+      overrides: {
+        'camera-watcher': expect.objectContaining({
+          serviceAccountName: 'rel-argus-camera-watcher-worker',
+          nodeSelector: {},
+          tolerations: [],
+        }),
+        'caption-run': expect.objectContaining({
+          serviceAccountName: 'rel-argus-caption-run-worker',
+          nodeSelector: {},
+          tolerations: [],
+        }),
+      },
     });
     expect(config.kubernetes.leaderElection).toMatchObject({
       enabled: true,
@@ -320,6 +348,87 @@ describe('the helm chart', () => {
     expect(config.http.port).toBe(8080);
     expect(config.kubernetes.watchNamespace).toBeUndefined();
   });
+
+  it.each([
+    ['every namespace, team-a opted in', ['worker.namespaces={team-a}'], ['argus', 'team-a']],
+    ['watchNamespace', ['watchNamespace=team-a'], ['team-a']],
+  ])(
+    'gives the camera-watcher and caption-run workers their own accounts, settings and placement (ARGUS_WORKER_POD_OVERRIDES, %s)',
+    async (_mode, set, namespaces) => {
+      const manifests = await template(
+        ...set,
+        'worker.nodeSelector.pool=ingest',
+        'workers.captionRun.nodeSelector.nvidia\\.com/gpu\\.present=true',
+        'workers.captionRun.tolerations[0].key=nvidia.com/gpu',
+        'workers.captionRun.tolerations[0].operator=Exists',
+        'workers.captionRun.tolerations[0].effect=NoSchedule',
+        'workers.captionRun.resources.limits.nvidia\\.com/gpu=1',
+        'workers.cameraWatcher.serviceAccount.annotations.team=cameras',
+        'services.camera-rules.env.CAMERA_RULES_FRIGATE_URL=http://frigate:5000',
+        'services.camera-rules.envFromSecret=camera-rules-keys',
+        'services.caption-runs.env.MQTT_BROKER=mqtt://mosquitto:1883',
+        'services.caption-runs.env.VLM_BASE_URL=http://vllm:8000/v1',
+        'services.caption-runs.envFromSecret=vlm-key',
+      );
+      const vars = envOf(find(manifests, 'Deployment', 'rel-argus-operator'));
+      // The JSON parses through what `argus operator` runs (it refuses an unknown worker or field).
+      expect(() => JSON.parse(vars.ARGUS_WORKER_POD_OVERRIDES ?? '')).not.toThrow();
+      const { worker } = loadClusterOperatorConfig({ ...vars, ARGUS_POD_NAME: 'op' }).kubernetes;
+      expect(worker.nodeSelector).toEqual({ pool: 'ingest' });
+      expect(worker.overrides).toEqual({
+        'camera-watcher': {
+          serviceAccountName: 'rel-argus-camera-watcher-worker',
+          envFrom: [
+            { configMapRef: { name: 'rel-argus-camera-watcher-worker' } },
+            { secretRef: { name: 'camera-rules-keys' } },
+          ],
+          nodeSelector: {},
+          tolerations: [],
+          resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+        },
+        'caption-run': {
+          serviceAccountName: 'rel-argus-caption-run-worker',
+          envFrom: [{ configMapRef: { name: 'rel-argus-caption-run-worker' } }, { secretRef: { name: 'vlm-key' } }],
+          nodeSelector: { 'nvidia.com/gpu.present': 'true' },
+          tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+          resources: { requests: { cpu: '500m', memory: '512Mi' }, limits: { memory: '2Gi', 'nvidia.com/gpu': '1' } },
+        },
+      });
+      const role = (account: string) =>
+        manifests.find((m) => m.kind.endsWith('Role') && m.metadata.name === `rel-argus-${account}`);
+      for (const namespace of namespaces) {
+        const here = (kind: string, name: string) =>
+          manifests.find((m) => m.kind === kind && m.metadata.name === name && m.metadata.namespace === namespace);
+        for (const [name, override] of Object.entries(worker.overrides!)) {
+          // A pod can only use a ServiceAccount and ConfigMaps of its own namespace: each is there, and bound.
+          const account = override.serviceAccountName!;
+          expect(here('ServiceAccount', account)).toBeDefined();
+          expect(here('RoleBinding', account)).toMatchObject({
+            roleRef: { kind: role(account.replace('rel-argus-', ''))?.kind, name: account },
+            subjects: [{ kind: 'ServiceAccount', name: account, namespace }],
+          });
+          const configMap = override.envFrom!.find((source) => 'configMapRef' in source) as {
+            configMapRef: { name: string };
+          };
+          const settings = here('ConfigMap', configMap.configMapRef.name)?.data;
+          // Each worker reads its service's settings, through that service's own loader.
+          if (name === 'camera-watcher')
+            expect(loadCameraRulesConfig(settings).recorder).toMatchObject({
+              kind: 'frigate',
+              url: 'http://frigate:5000',
+            });
+          else
+            expect(loadCaptionRunsConfig(settings)).toMatchObject({
+              mqttBroker: 'mqtt://mosquitto:1883',
+              vlm: { baseUrl: 'http://vllm:8000/v1' },
+            });
+        }
+        expect(here('ServiceAccount', 'rel-argus-camera-watcher-worker')?.metadata.annotations).toEqual({
+          team: 'cameras',
+        });
+      }
+    },
+  );
 
   it('runs one Deployment and Service per enabled service, listening on the pod IP, in kubernetes mode', async () => {
     const manifests = await template();

@@ -56,6 +56,17 @@ reconciles nowhere else, so worker.namespaces may only repeat it), else the rele
 {{- end -}}
 {{- end -}}
 
+{{/*
+The workers the operator runs, as a YAML list: the operator's worker name, the chart account (its ServiceAccount and
+ConfigMap <fullname>-<account>, its rule file files/rbac/<account>.yaml), the service whose settings it reads, its
+placement values (workers.<key>; the ingest worker's are worker.*) and its ServiceAccount annotations.
+*/}}
+{{- define "argus.workers" -}}
+- { name: ingest, account: ingest-worker, service: dataprep, annotations: {{ .Values.worker.serviceAccount.annotations | default dict | toJson }} }
+- { name: camera-watcher, account: camera-watcher-worker, service: camera-rules, key: cameraWatcher, annotations: {{ .Values.workers.cameraWatcher.serviceAccount.annotations | default dict | toJson }} }
+- { name: caption-run, account: caption-run-worker, service: caption-runs, key: captionRun, annotations: {{ .Values.workers.captionRun.serviceAccount.annotations | default dict | toJson }} }
+{{- end -}}
+
 {{/* A service's ConfigMap data: kubernetes control plane, its env over the shared env, as strings. (list $ values) */}}
 {{- define "argus.configData" -}}
 {{- $ := index . 0 -}}

@@ -58,6 +58,30 @@ export const INGEST_WORKER_RULES: PolicyRule[] = [
 ];
 
 /**
+ * What a camera-watcher worker pod (`argus worker camera-watcher`) calls: cameraWatcherWorker
+ * (services/camera-rules/watcher/camera-watcher.ts) reads its CameraWatcher and writes lastEventId, lastEventStart,
+ * lastEventTime and eventsHandled to its status (updateStatusWithRetry: get, then PUT status); the event handler
+ * (services/camera-rules/events/event-handler.ts) lists the CameraRules to match, and RuleBook's claim and result
+ * writes (services/camera-rules/rules/rule-book.ts) read a rule and write its status (claims, results).
+ */
+export const CAMERA_WATCHER_WORKER_RULES: PolicyRule[] = [
+  { apiGroups: [GROUP], resources: ['camerawatchers'], verbs: ['get'] },
+  { apiGroups: [GROUP], resources: ['camerawatchers/status'], verbs: ['update'] },
+  { apiGroups: [GROUP], resources: ['camerarules'], verbs: ['get', 'list'] },
+  { apiGroups: [GROUP], resources: ['camerarules/status'], verbs: ['update'] },
+];
+
+/**
+ * What a caption-run worker pod (`argus worker caption-run`) calls: captionRunWorker
+ * (services/caption-runs/worker/caption-worker.ts) reads its CaptionRun (at start, and at the end whether it was
+ * asked to stop) and writes phase and counters to its status (updateStatusWithRetry: get, then PUT status).
+ */
+export const CAPTION_RUN_WORKER_RULES: PolicyRule[] = [
+  { apiGroups: [GROUP], resources: ['captionruns'], verbs: ['get'] },
+  { apiGroups: [GROUP], resources: ['captionruns/status'], verbs: ['update'] },
+];
+
+/**
  * What dataprep calls when its resources live in the API server (ARGUS_CONTROL_PLANE=kubernetes): it creates an
  * IngestJob per batch, reads it for GET /media/jobs/{id}, and sets spec.cancelRequested for DELETE.
  */
