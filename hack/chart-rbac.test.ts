@@ -455,25 +455,27 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
 
       for (const namespace of namespaces) {
         // camera-watcher: reads its CameraWatcher, lists the rules, claims the ended event on the matching rule and
-        // records the result (CameraRule status), then records the event in its CameraWatcher's status.
+        // records the result (CameraRule status), then records the event in its CameraWatcher's status. A camera per
+        // namespace: the recorder is shared, and a watcher follows every event of its camera after it was created.
+        const camera = `front-${namespace}`;
         await new RuleBook(admin, namespace, captureLogs().logger).add({
           id: 'people',
           label: 'person',
           action: 'summarize',
-          camera: 'front',
+          camera,
           source: null,
           event_type: 'end',
         });
         await admin.create('CameraWatcher', {
           apiVersion: 'argus.dev/v1alpha1',
           kind: 'CameraWatcher',
-          metadata: { name: 'front', namespace },
-          spec: { camera: 'front', enabled: true },
+          metadata: { name: camera, namespace },
+          spec: { camera, enabled: true },
         });
         const start = Math.ceil(Date.now() / 1000) + 2;
-        frigate.addEvent({ id: `${namespace}-1`, camera: 'front', start_time: start, end_time: start + 1 });
+        frigate.addEvent({ id: `${namespace}-1`, camera, start_time: start, end_time: start + 1 });
         const stop = new AbortController();
-        const watcher = runPod('camera-watcher', namespace, 'front', stop.signal);
+        const watcher = runPod('camera-watcher', namespace, camera, stop.signal);
         const watcherUser = `system:serviceaccount:${namespace}:rel-argus-camera-watcher-worker`;
         // Until it recorded the event, or was refused (the 403 check below names the request).
         await Promise.race([
@@ -481,7 +483,7 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
             (r) =>
               r.user === watcherUser &&
               r.method === 'PUT' &&
-              r.path.endsWith(`/namespaces/${namespace}/camerawatchers/front/status`) &&
+              r.path.endsWith(`/namespaces/${namespace}/camerawatchers/${camera}/status`) &&
               r.status === 200,
           ),
           fake.waitForRequest((r) => r.user === watcherUser && r.status === 403),
@@ -495,7 +497,7 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
           (await admin.list('CameraRule', namespace))[0].metadata.name,
         );
         expect(rule?.status?.count).toBe(1);
-        expect((await admin.get('CameraWatcher', namespace, 'front'))?.status).toMatchObject({
+        expect((await admin.get('CameraWatcher', namespace, camera))?.status).toMatchObject({
           lastEventId: `${namespace}-1`,
           eventsHandled: 1,
         });
