@@ -487,6 +487,21 @@ describe('the helm chart', () => {
     expect(services.map((a) => a[1]).sort()).toEqual(Object.keys(SERVICES).sort());
   });
 
+  it('lets every service leave its endpoints before it stops: a preStop sleep, then a grace covering the shutdown', async () => {
+    const services = (await template()).filter(
+      (m) => m.kind === 'Deployment' && m.spec.template.spec.containers[0].args[0] === 'serve',
+    );
+    expect(services).toHaveLength(Object.keys(SERVICES).length);
+    for (const deployment of services) {
+      const pod = deployment.spec.template.spec;
+      expect(pod.containers[0].lifecycle).toEqual({ preStop: { sleep: { seconds: 5 } } });
+      // preStop 5 s + the services' 20 s shutdown grace (ARGUS_SHUTDOWN_GRACE_SECONDS) + 5 s to exit.
+      expect(pod.terminationGracePeriodSeconds).toBe(30);
+    }
+    const none = (await template('rollout.preStopSeconds=0')).filter((m) => m.kind === 'Deployment');
+    for (const deployment of none) expect(deployment.spec.template.spec.containers[0].lifecycle).toBeUndefined();
+  });
+
   it('places frame-analysis on a GPU pool from its values: GPU limit, node selector, tolerations, CUDA provider', async () => {
     const manifests = await template(
       'services.frame-analysis.env.ARGUS_ORT_PROVIDER=cuda',
