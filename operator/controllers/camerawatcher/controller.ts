@@ -26,7 +26,6 @@ export interface CameraWatcherControllerDeps {
  */
 export class CameraWatcherController {
   private readonly controller: Controller<'CameraWatcher'>;
-  private unsubscribe?: () => void;
   private readonly now: () => Date;
 
   constructor(private readonly deps: CameraWatcherControllerDeps) {
@@ -39,21 +38,19 @@ export class CameraWatcherController {
       reconcile: (key) => this.reconcile(key),
       deleted: (watcher) => deps.driver.remove(watcher, 'long-running'),
       resyncMs: deps.config.resyncSeconds * 1000,
+      workloads: deps.driver,
       logger: deps.logger,
       metrics: deps.metrics,
     });
   }
 
+  /** Watches CameraWatchers and their workers' changes. */
   async start(): Promise<void> {
-    this.unsubscribe = this.deps.driver.onChange?.((owner) => {
-      if (owner.kind === 'CameraWatcher') this.controller.enqueue(owner);
-    });
     await this.controller.start();
   }
 
   /** Stops reconciling; workers keep running (the driver owns them). */
   async stop(): Promise<void> {
-    this.unsubscribe?.();
     await this.controller.stop();
   }
 

@@ -33,7 +33,6 @@ export class CaptionRunController {
     (error, retryInMs) =>
       this.deps.logger.warn('caption run retention sweep failed; retrying', { retryInMs, error: String(error) }),
   );
-  private unsubscribe?: () => void;
   private readonly now: () => Date;
 
   constructor(private readonly deps: CaptionRunControllerDeps) {
@@ -46,22 +45,19 @@ export class CaptionRunController {
       reconcile: (key) => this.reconcile(key),
       deleted: (run) => deps.driver.remove(run, 'long-running'),
       resyncMs: deps.config.resyncSeconds * 1000,
+      workloads: deps.driver,
       logger: deps.logger,
       metrics: deps.metrics,
     });
   }
 
   async start(): Promise<void> {
-    this.unsubscribe = this.deps.driver.onChange?.((owner) => {
-      if (owner.kind === 'CaptionRun') this.controller.enqueue(owner);
-    });
     await this.controller.start();
     this.sweeps.request();
   }
 
   /** Stops reconciling and sweeping; workers keep running (the driver owns them). */
   async stop(): Promise<void> {
-    this.unsubscribe?.();
     await this.controller.stop();
     await this.sweeps.close();
   }

@@ -43,7 +43,6 @@ export class IngestJobController {
     (error, retryInMs) =>
       this.deps.logger.warn('retention sweep failed; retrying', { retryInMs, error: String(error) }),
   );
-  private unsubscribe?: () => void;
   private readonly now: () => Date;
 
   constructor(private readonly deps: IngestJobControllerDeps) {
@@ -56,6 +55,7 @@ export class IngestJobController {
       reconcile: (key) => this.reconcile(key),
       deleted: (job) => deps.driver.remove(job),
       resyncMs: deps.config.resyncSeconds * 1000,
+      workloads: deps.driver,
       logger: deps.logger,
       metrics: deps.metrics,
     });
@@ -63,16 +63,12 @@ export class IngestJobController {
 
   /** Watches IngestJobs and workload changes, and sweeps finished jobs once now. */
   async start(): Promise<void> {
-    this.unsubscribe = this.deps.driver.onChange?.((owner) => {
-      if (owner.kind === 'IngestJob') this.controller.enqueue(owner);
-    });
     await this.controller.start();
     this.sweeps.request();
   }
 
   /** Stops reconciling and sweeping; workloads keep running (the driver owns them). */
   async stop(): Promise<void> {
-    this.unsubscribe?.();
     await this.controller.stop();
     await this.sweeps.close();
   }

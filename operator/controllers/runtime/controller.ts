@@ -1,5 +1,5 @@
 import type { KindName, ResourceKinds } from '../../api/index.js';
-import type { ResourceStore, Watch } from '../../ports/index.js';
+import type { ResourceStore, Watch, WorkloadDriver } from '../../ports/index.js';
 import { KeyedQueue, type BackOff } from '../../../services/lib/keyed-queue/index.js';
 import type { Logger } from '../../../services/lib/log/index.js';
 import type { ControllerMetrics } from './metrics.js';
@@ -29,6 +29,8 @@ export interface ControllerOptions<K extends KindName> {
   deleted?(object: ResourceKinds[K]): Promise<void>;
   /** Every object is reconciled again at this interval. */
   resyncMs: number;
+  /** The driver of this kind's workloads: a change of one (a pod started, a Job failed) reconciles its owner. */
+  workloads?: Pick<WorkloadDriver, 'onChange'>;
   backOff?: BackOff;
   logger: Logger;
   metrics: ControllerMetrics;
@@ -43,6 +45,7 @@ export class Controller<K extends KindName> {
   private readonly queue: KeyedQueue<string>;
   private readonly requeues = new Map<string, NodeJS.Timeout>();
   private watch?: Watch;
+  private unsubscribeWorkloads?: () => void;
   private resync?: NodeJS.Timeout;
   private stopped = false;
 
@@ -61,9 +64,12 @@ export class Controller<K extends KindName> {
     options.metrics.trackDepth(options.name, () => this.queue.depth);
   }
 
-  /** Starts watching (every existing object is reconciled once) and the periodic resync. */
+  /** Starts watching (every existing object is reconciled once), its workloads' changes and the periodic resync. */
   async start(): Promise<void> {
-    const { store, kind, namespace, resyncMs } = this.options;
+    const { store, kind, namespace, resyncMs, workloads } = this.options;
+    this.unsubscribeWorkloads = workloads?.onChange?.((owner) => {
+      if (owner.kind === kind) this.enqueue(owner);
+    });
     this.watch = await store.watch(kind, namespace, (event) => {
       const key = keyOf(event.object.metadata);
       if (event.type !== 'DELETED') return this.queue.enqueue(key);
@@ -87,6 +93,7 @@ export class Controller<K extends KindName> {
   /** Stops watching, cancels requeues and waits for reconciles in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unsubscribeWorkloads?.();
     clearInterval(this.resync);
     for (const timer of this.requeues.values()) clearTimeout(timer);
     this.requeues.clear();
