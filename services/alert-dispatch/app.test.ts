@@ -1,14 +1,11 @@
+import { serveDispatch } from './testing/serve-dispatch.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { listen, type RunningServer } from '../lib/http/index.js';
+import type { RunningServer } from '../lib/http/index.js';
 import { createLogger } from '../lib/log/index.js';
 import { AllowList } from '../lib/outbound/index.js';
-import { createApp } from './app.js';
-import { DedupStore } from './dispatch/dedup.js';
-import { Dispatcher } from './dispatch/dispatcher.js';
-import { DispatchQueue } from './dispatch/dispatch-queue.js';
 import type { RetryPolicy } from './dispatch/run-tool.js';
 import { McpManager } from './mcp/mcp-manager.js';
 import { SubscriptionStore } from './subscriptions/subscription-store.js';
@@ -68,28 +65,17 @@ describe('alert dispatch HTTP API', () => {
       ],
       mcp,
     );
-    const dispatcher = new Dispatcher({
+    ({ server } = await serveDispatch({
+      logger,
       registry,
       subscriptions,
-      dedup: new DedupStore(clock),
-      events: { publish: (event, data) => void events.push({ event, data }) },
-      logger,
       policy,
-      clock,
-    });
-    const { app } = createApp({
-      logger,
-      dispatcher,
-      intake: new DispatchQueue(dispatcher, { concurrency: 4, maxLength: 16, logger }),
-      registry,
-      subscriptions,
-      agentEnabled: false,
       mcp,
-      policy,
       clock,
+      events: { publish: (event, data) => void events.push({ event, data }) },
       bodyLimit: '2mb',
-    });
-    server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'alert-dispatch-test' });
+      name: 'alert-dispatch-test',
+    }));
   });
   afterAll(async () => {
     await server.close();

@@ -1,3 +1,4 @@
+import { serveDispatch } from './testing/serve-dispatch.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -5,13 +6,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { nestedJson } from '../../test/support/hostile-bodies.js';
 import { malformedSweep } from '../../test/support/malformed-sweep.js';
-import { listen, type RunningServer } from '../lib/http/index.js';
+import type { RunningServer } from '../lib/http/index.js';
 import { createLogger } from '../lib/log/index.js';
-import { createApp } from './app.js';
-import { systemClock } from './dispatch/clock.js';
-import { DedupStore } from './dispatch/dedup.js';
-import { Dispatcher } from './dispatch/dispatcher.js';
-import { DispatchQueue } from './dispatch/dispatch-queue.js';
 import { McpManager } from './mcp/mcp-manager.js';
 import { SubscriptionStore } from './subscriptions/subscription-store.js';
 import { logAlertTool } from './tools/log-alert.js';
@@ -37,25 +33,15 @@ describe('alert-dispatch against malformed input', () => {
     await mcp.start();
     const registry = new ToolRegistry([logAlertTool()], mcp);
     const policy = { timeoutMs: 2000, maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 5 };
-    const dispatcher = new Dispatcher({
+    ({ server } = await serveDispatch({
+      logger,
       registry,
       subscriptions,
-      dedup: new DedupStore(systemClock),
-      events: { publish: () => undefined },
-      logger,
       policy,
-    });
-    const { app } = createApp({
-      logger,
-      dispatcher,
-      intake: new DispatchQueue(dispatcher, { concurrency: 2, maxLength: 16, logger }),
-      registry,
-      subscriptions,
-      agentEnabled: false,
       mcp,
-      policy,
-    });
-    server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'alert-dispatch-sweep' });
+      concurrency: 2,
+      name: 'alert-dispatch-sweep',
+    }));
     api = `${server.url}/api/v1`;
   });
   afterAll(async () => {

@@ -1,15 +1,12 @@
+import { serveDispatch } from './testing/serve-dispatch.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { watchAbortListeners, type AbortListenerWatch } from '../../test/support/abort-listeners.js';
-import { listen, type RunningServer } from '../lib/http/index.js';
+import type { RunningServer } from '../lib/http/index.js';
 import { createLogger } from '../lib/log/index.js';
 import { AllowList } from '../lib/outbound/index.js';
-import { createApp } from './app.js';
-import { systemClock } from './dispatch/clock.js';
-import { DedupStore } from './dispatch/dedup.js';
-import { Dispatcher } from './dispatch/dispatcher.js';
-import { DispatchQueue } from './dispatch/dispatch-queue.js';
+import type { Dispatcher } from './dispatch/dispatcher.js';
 import { timerSleep, type RetryPolicy, type Sleep } from './dispatch/run-tool.js';
 import { SubscriptionStore } from './subscriptions/subscription-store.js';
 import { ToolRegistry } from './tools/registry.js';
@@ -62,24 +59,13 @@ describe('alert dispatch under many concurrent failing dispatches', () => {
     };
     const subscriptions = new SubscriptionStore(undefined, logger);
     const registry = new ToolRegistry([triggerWebhookTool({ allow: AllowList.parse('127.0.0.1/32') })]);
-    dispatcher = new Dispatcher({
+    ({ server, dispatcher } = await serveDispatch({
+      logger,
       registry,
       subscriptions,
-      dedup: new DedupStore(systemClock),
-      events: { publish: () => undefined },
-      logger,
       policy,
-    });
-    const { app } = createApp({
-      logger,
-      dispatcher,
-      intake: new DispatchQueue(dispatcher, { concurrency: 4, maxLength: 16, logger }),
-      registry,
-      subscriptions,
-      agentEnabled: false,
-      policy,
-    });
-    server = await listen(app, { port: 0, host: '127.0.0.1', logger, name: 'alert-dispatch-signal-test' });
+      name: 'alert-dispatch-signal-test',
+    }));
     watch = watchAbortListeners(dispatcher.signal);
   });
   afterAll(async () => {
