@@ -51,6 +51,7 @@ export class CaptionRunController {
     });
   }
 
+  /** Watches CaptionRuns and their workers' changes, and sweeps finished runs once now. */
   async start(): Promise<void> {
     await this.controller.start();
     this.sweeps.request();
