@@ -60,7 +60,12 @@ describe('lowpass-v2 with the default image embedder', () => {
   let models: LoadedModels<'imageEmbedder'>;
 
   beforeAll(async () => {
-    models = await loadModels({ modelsDir: await ensureDefaultModels(), threads: 2, roles: ['imageEmbedder'] });
+    models = await loadModels({
+      modelsDir: await ensureDefaultModels(),
+      provider: 'cpu',
+      threads: 2,
+      roles: ['imageEmbedder'],
+    });
   });
   afterAll(() => models?.release());
 
