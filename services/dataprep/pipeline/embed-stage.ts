@@ -70,7 +70,10 @@ export async function embedStage(
     const images = batch.map((item, i): VectorRecord => ({
       id: recordId(request, run.runId, item.subject),
       vector: vectors[i],
-      metadata: { ...buildEmbeddingMetadata(run.base, item.subject, createdAt), image_descriptor: descriptor.descriptor },
+      metadata: {
+        ...buildEmbeddingMetadata(run.base, item.subject, createdAt),
+        image_descriptor: descriptor.descriptor,
+      },
     }));
     const described = batch.filter((item) => item.description !== undefined);
     const textVectors = await descriptions.of(described.map((item) => item.description!.text));

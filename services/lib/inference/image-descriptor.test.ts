@@ -107,7 +107,7 @@ describe('lowpass-v2 with the default image embedder', () => {
     const originals = await descriptor.embed(
       await Promise.all(FIXTURE_PHOTOS.map((photo) => decodeImage(fixtureImage(photo)))),
     );
-    for (const [i, photo] of FIXTURE_PHOTOS.entries()) {
+    for (const photo of FIXTURE_PHOTOS) {
       const [query] = await descriptor.embed([await phoneCopy(photo)]);
       const scores = originals.map((original) => cosine(query, original));
       expect(FIXTURE_PHOTOS[scores.indexOf(Math.max(...scores))]).toBe(photo);
