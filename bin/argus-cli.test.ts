@@ -33,7 +33,9 @@ describe('argus command line', () => {
   });
 
   it.each([
-    [['launch'], "unknown command 'launch'; one of: up, serve, models, operator, worker, help"],
+    [['launch'], "unknown command 'launch'; one of: up, serve, models, dataprep, operator, worker, help"],
+    [['dataprep'], 'a dataprep command is needed; one of: reembed'],
+    [['dataprep', 'reembed', '--buckt', 'cams'], "unknown option '--buckt'"],
     [['serve', 'dataprop'], "unknown service 'dataprop'; one of: dataprep, alert-dispatch, frame-analysis, caption-qa"],
     [['up', '--detach'], "unknown option '--detach'"],
     [['models', 'import', '--forse'], "unknown option '--forse'"],
@@ -69,6 +71,18 @@ describe('argus command line', () => {
     // frame-analysis was valid, yet it never listened: nothing starts before everything is validated.
     expect(run.stdout).not.toMatch(/listening/);
     await expect(fetch(`http://127.0.0.1:${framePort}/api/v1/health`)).rejects.toThrow();
+  });
+
+  it('dataprep reembed on an archive already in one space converts nothing and exits 0', async () => {
+    const modelsDir = await multiPoseModelsDir();
+    const run = await argus(['dataprep', 'reembed', '--bucket', 'cams'], { ARGUS_MODELS_DIR: modelsDir });
+    expect(run.code).toBe(0);
+    const finished = run.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line))
+      .find((record) => record.message === 're-embed finished');
+    expect(finished).toMatchObject({ descriptor: 'lowpass-v2', converted: 0, failed: 0, remaining_stale_vectors: 0 });
   });
 
   it('models import says which models are ready, each present in the models directory', async () => {

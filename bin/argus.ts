@@ -22,7 +22,7 @@ import type { ControllerSettings } from '../operator/controllers/index.js';
 import type { WorkerStarter } from '../operator/worker-command.js';
 import { SERVICES, type StartedService } from './services.js';
 
-const COMMANDS = ['up', 'serve', 'models', 'operator', 'worker', 'help'];
+const COMMANDS = ['up', 'serve', 'models', 'dataprep', 'operator', 'worker', 'help'];
 
 const USAGE = `usage: argus <command>
 
@@ -30,6 +30,9 @@ const USAGE = `usage: argus <command>
   serve <service>       start one service (${Object.keys(SERVICES).join(', ')})
   models import [--force]
                         import every model the services use into ARGUS_MODELS_DIR
+  dataprep reembed [--bucket <name>]
+                        bring dataprep's stored image vectors into its image descriptor (MM_DATAPREP_IMAGE_DESCRIPTOR),
+                        video by video, replacing each video's vectors only once its new ones are complete
   operator              run the controllers against a Kubernetes API server (leader election, /healthz /readyz /metrics);
                         needs ARGUS_WORKER_IMAGE (the worker pods' image), also when run out of the cluster;
                         WATCH_NAMESPACE unset or empty: every namespace
@@ -46,7 +49,7 @@ Settings come from the environment (see README.md); every problem is reported be
 class UsageError extends Error {}
 
 /** The positionals of `args`, refusing any flag that `flags` does not name. */
-function parse(args: string[], flags: Record<string, { type: 'boolean' }> = {}) {
+function parse(args: string[], flags: Record<string, { type: 'boolean' | 'string' }> = {}) {
   try {
     return parseArgs({ args, options: flags, strict: true, allowPositionals: true });
   } catch (error) {
@@ -208,6 +211,26 @@ async function importModels(args: string[]): Promise<void> {
   logger.info('models ready', { dir: cfg.modelsDir, models: models.map((m) => m.name), imported });
 }
 
+async function dataprep(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  oneOf('dataprep command', sub, ['reembed']);
+  const { values, positionals } = parse(rest, { bucket: { type: 'string' } });
+  noPositionals(positionals);
+  const { loadDataprepConfig } = await import('../services/dataprep/config.js');
+  const config = loadDataprepConfig(process.env);
+  setProcessComponent('dataprep');
+  const logger = createLogger({ service: 'dataprep', level: config.platform.logLevel, json: config.platform.logJson });
+  const { runReembed } = await import('../services/dataprep/reembed/reembed-command.js');
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  process.once('SIGTERM', () => stop.abort());
+  const failed = await runReembed(config, logger, {
+    bucketName: values.bucket as string | undefined,
+    signal: stop.signal,
+  });
+  process.exit(failed ? 1 : 0);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'help' || argv.includes('--help') || argv.includes('-h')) {
@@ -229,6 +252,8 @@ async function main(argv: string[]): Promise<void> {
       oneOf('models command', sub, ['import']);
       return importModels(args);
     }
+    case 'dataprep':
+      return dataprep(rest);
     case 'operator':
       noPositionals(parse(rest).positionals);
       return operator();

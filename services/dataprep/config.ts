@@ -1,6 +1,7 @@
 import path from 'node:path';
 import Joi from 'joi';
 import { INGEST_MAX_ITEMS } from '../../operator/api/index.js';
+import { CURRENT_IMAGE_DESCRIPTOR, IMAGE_DESCRIPTORS, type ImageDescriptorName } from '../lib/inference/index.js';
 import { MAX_DECODABLE_PIXELS } from '../lib/media/index.js';
 import type { ObjectStoreConfig } from '../lib/storage/index.js';
 import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
@@ -29,6 +30,7 @@ interface DataprepEnv extends PlatformEnv {
   MM_DATAPREP_URL_MAX_REDIRECTS: number;
   MM_DATAPREP_IMAGE_URL_ALLOW?: AllowList;
   MM_DATAPREP_IMAGE_MAX_PIXELS: number;
+  MM_DATAPREP_IMAGE_DESCRIPTOR: ImageDescriptorName;
   MM_DATAPREP_FRAME_CONCURRENCY: number;
   MM_DATAPREP_FRAME_TIMEOUT_SECONDS: number;
   MM_DATAPREP_FRAME_CACHE_MB: number;
@@ -83,6 +85,10 @@ export const dataprepEnvSchema = Joi.object<DataprepEnv, true, DataprepEnvKeys>(
   MM_DATAPREP_IMAGE_URL_ALLOW: envAllowList(),
   // 50 MP decodes to 150 MB of RGB; the header is checked before a pixel is decoded (pixel bombs).
   MM_DATAPREP_IMAGE_MAX_PIXELS: Joi.number().integer().min(1).max(MAX_DECODABLE_PIXELS).default(50_000_000),
+  MM_DATAPREP_IMAGE_DESCRIPTOR: Joi.string()
+    .valid(...IMAGE_DESCRIPTORS)
+    .default(CURRENT_IMAGE_DESCRIPTOR)
+    .description('How images become stored vectors (image search); re-embed the archive after changing it'),
   // GET /media/frame: renders (ffmpeg, ffprobe, resizes) at once, their time limit, and the frame cache's bounds.
   MM_DATAPREP_FRAME_CONCURRENCY: Joi.number().integer().min(1).max(64).default(2),
   MM_DATAPREP_FRAME_TIMEOUT_SECONDS: Joi.number().min(0.1).max(600).default(20),
@@ -172,6 +178,8 @@ export interface DataprepConfig {
   imageUrlAllow: AllowList;
   /** Images whose header states more pixels are refused (413) before decoding. */
   imageMaxPixels: number;
+  /** The descriptor new image vectors are written and image queries are embedded with (lib/inference). */
+  imageDescriptor: ImageDescriptorName;
   /** Bounds of GET /media/frame (MM_DATAPREP_FRAME_*). */
   frames: FrameLimits;
   storage: DataprepStorageConfig;
@@ -242,6 +250,7 @@ export function loadDataprepConfig(env: NodeJS.ProcessEnv): DataprepConfig {
     urlMaxRedirects: v.MM_DATAPREP_URL_MAX_REDIRECTS,
     imageUrlAllow: v.MM_DATAPREP_IMAGE_URL_ALLOW ?? AllowList.EMPTY,
     imageMaxPixels: v.MM_DATAPREP_IMAGE_MAX_PIXELS,
+    imageDescriptor: v.MM_DATAPREP_IMAGE_DESCRIPTOR,
     frames: {
       concurrency: v.MM_DATAPREP_FRAME_CONCURRENCY,
       timeoutMs: Math.round(v.MM_DATAPREP_FRAME_TIMEOUT_SECONDS * 1000),

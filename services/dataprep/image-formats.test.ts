@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { fixtureImage, removeTestMediaCache, runFfmpeg, writeTestFile } from '../../test/support/media.js';
+import { imageDescriptor, type ImageEmbedder } from '../lib/inference/index.js';
 import { decodeImage } from '../lib/media/index.js';
 import { LocalObjectStore } from '../lib/storage/index.js';
 import { postForm } from './testing/http-client.js';
@@ -36,6 +37,7 @@ describe('POST /media/upload decodes every accepted image format', () => {
   let root: string;
   let png: Buffer;
   let reference: Float32Array;
+  let embedder: ImageEmbedder;
   const bucket = 'image-formats';
 
   beforeAll(async () => {
@@ -43,7 +45,9 @@ describe('POST /media/upload decodes every accepted image format', () => {
     h = await startHarness(new LocalObjectStore(path.join(root, 'media')));
     png = await referencePng();
     const models = await testModels();
-    [reference] = await models.imageEmbedder.embed([await decodeImage(png)]);
+    // Through the descriptor the service stores vectors with.
+    embedder = imageDescriptor(models.imageEmbedder, h.config.imageDescriptor);
+    [reference] = await embedder.embed([await decodeImage(png)]);
   });
 
   afterAll(async () => {
@@ -58,9 +62,8 @@ describe('POST /media/upload decodes every accepted image format', () => {
   const LOSSLESS = 0.999;
 
   it('the lossy bound tells this photo from another', async () => {
-    const models = await testModels();
     const other = await sharp(fixtureImage('rocket.jpg')).resize(160, 120, { fit: 'fill' }).png().toBuffer();
-    const [otherVector] = await models.imageEmbedder.embed([await decodeImage(other)]);
+    const [otherVector] = await embedder.embed([await decodeImage(other)]);
     const cosine = reference.reduce((sum, value, i) => sum + value * otherVector[i], 0);
     expect(cosine).toBeLessThan(LOSSY);
   });

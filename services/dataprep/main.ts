@@ -6,6 +6,7 @@ import { createApp } from './app.js';
 import type { DataprepConfig } from './config.js';
 import { ingestWorker } from './ingest-worker/ingest-worker.js';
 import { openDataprepRuntime } from './runtime/open-runtime.js';
+import type { ImageSpaces } from './search/image-spaces.js';
 
 /** A running dataprep service. */
 export interface StartedDataprep {
@@ -34,6 +35,7 @@ export async function startDataprep(
     const { app, services } = createApp({ ...runtime.deps, controlPlane });
     // Embedded, the control plane runs the ingest workloads in this process; in the cluster this is a no-op.
     controlPlane?.registerWorker(INGEST_WORKER, ingestWorker(services, controlPlane.resources));
+    warnOfOtherImageSpaces(services.search.imageSpaces, log);
     const server = await listen(app, {
       port: config.port,
       host: config.host,
@@ -53,4 +55,22 @@ export async function startDataprep(
     await runtime.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** Says once, without holding up the start, when stored image vectors are in another descriptor's space. */
+function warnOfOtherImageSpaces(spaces: ImageSpaces, log: Logger): void {
+  spaces.others().then(
+    (others) => {
+      if (others.length === 0) return;
+      log.warn(
+        'stored image vectors of another descriptor: image search embeds queries once per space until converted',
+        {
+          descriptor: spaces.current,
+          others,
+          convert: 'npm run argus -- dataprep reembed',
+        },
+      );
+    },
+    (error: Error) => log.debug('could not check the descriptors of stored image vectors', { error: error.message }),
+  );
 }

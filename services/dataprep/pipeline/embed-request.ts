@@ -1,3 +1,4 @@
+import type { ImageDescriptorName } from '../../lib/inference/image-descriptor.js';
 import type { Detector, ImageEmbedder, TextEmbedder } from '../../lib/inference/roles.js';
 import type { FfmpegPaths } from '../../lib/media/ffmpeg-paths.js';
 import type { MetadataValue, VectorStore } from '../../lib/vectors/vector-store.js';
@@ -18,6 +19,8 @@ export interface DescriptionSink {
 /** What embedMedia works with: the two models, the vector store, a logger and optionally configured ffmpeg paths. */
 export interface EmbedMediaDeps {
   imageEmbedder: ImageEmbedder;
+  /** How images become vectors (default CURRENT_IMAGE_DESCRIPTOR); written on each record as `image_descriptor`. */
+  imageDescriptor?: ImageDescriptorName;
   detector: Detector;
   vectors: VectorStore;
   /**

@@ -1,3 +1,4 @@
+import { CURRENT_IMAGE_DESCRIPTOR, imageDescriptor } from '../../lib/inference/image-descriptor.js';
 import type { VectorRecord } from '../../lib/vectors/vector-store.js';
 import type { BoundedQueue } from './bounded-queue.js';
 import type { EmbedMediaRequest } from './embed-request.js';
@@ -52,12 +53,13 @@ export async function embedStage(
 ): Promise<void> {
   const { deps, request, clock, settings } = run;
   const descriptions = new DescriptionVectors(run);
+  const descriptor = imageDescriptor(deps.imageEmbedder, deps.imageDescriptor ?? CURRENT_IMAGE_DESCRIPTOR);
   for (;;) {
     const batch = await takeBatch(items, settings.embedBatchSize);
     if (batch.length === 0) return;
     const started = clock.elapsed();
     const vectors = await clock.time('embed', () =>
-      deps.imageEmbedder.embed(
+      descriptor.embed(
         batch.map((item) => item.image),
         { gate: run.gates.embed },
       ),
@@ -68,7 +70,10 @@ export async function embedStage(
     const images = batch.map((item, i): VectorRecord => ({
       id: recordId(request, run.runId, item.subject),
       vector: vectors[i],
-      metadata: buildEmbeddingMetadata(run.base, item.subject, createdAt),
+      metadata: {
+        ...buildEmbeddingMetadata(run.base, item.subject, createdAt),
+        image_descriptor: descriptor.descriptor,
+      },
     }));
     const described = batch.filter((item) => item.description !== undefined);
     const textVectors = await descriptions.of(described.map((item) => item.description!.text));

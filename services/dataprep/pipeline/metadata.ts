@@ -17,6 +17,8 @@ import type { MetadataValue } from '../../lib/vectors/vector-store.js';
  * - summaries only: video_start_time, video_end_time (seconds), summary (the summary text).
  * - upload_ts: upload_time as seconds since the epoch (a number, for time-range filters).
  * - frames and images with detection on: labels (distinct detected classes, list of strings).
+ * - frames, images and crops: image_descriptor (how the vector was made, lib/inference/image-descriptor.ts; absent on
+ *   vectors written before it existed, which are `global-v1`).
  * - descriptions only (the description store, search/): description (the text embedded), positions
  *   (`<label>@left|centre|right`).
  */
@@ -51,6 +53,7 @@ export const CANONICAL_METADATA_KEYS = [
   'labels',
   'description',
   'positions',
+  'image_descriptor',
 ] as const;
 
 /** One canonical metadata key. */

@@ -108,6 +108,7 @@ export async function openDataprepRuntime(config: DataprepConfig, logger: Logger
     cleanup.push(() => telemetry.flush());
     const pipelineDeps = {
       imageEmbedder: models.imageEmbedder,
+      imageDescriptor: config.imageDescriptor,
       detector: models.detector,
       vectors: vectors.image,
       descriptions: { textEmbedder: models.textEmbedder, store: vectors.descriptions },

@@ -146,6 +146,7 @@ export function buildServices(deps: DataprepDeps): DataprepServices {
       descriptionStore: deps.descriptionStore,
       summaryStore: deps.textVectorStore,
       imageEmbedder: deps.models.imageEmbedder,
+      imageDescriptor: deps.config.imageDescriptor,
       textEmbedder: deps.models.textEmbedder,
       basePath: DATAPREP_BASE_PATH,
     }),

@@ -1,7 +1,9 @@
+import type { ImageDescriptorName } from '../../lib/inference/image-descriptor.js';
 import type { ImageEmbedder, RgbImage, TextEmbedder } from '../../lib/inference/roles.js';
 import type { MetadataValue, VectorFilter, VectorHit, VectorStore } from '../../lib/vectors/index.js';
 import { COCO_LABELS } from '../../lib/scene-description/index.js';
 import { vectorFilterFor } from './search-filters.js';
+import { ImageSpaces, restrictFilter } from './image-spaces.js';
 import { bestPerVideo, collapseRuns, momentKey, samplingStep, toHit, type RankedHit } from './search-hits.js';
 import type { HitKind, SearchHit, SearchQuery } from './search-query.js';
 import { fuseByRank, queryTerms, textScore } from './text-ranking.js';
@@ -19,6 +21,8 @@ export interface MediaSearchDeps {
   descriptionStore: VectorStore;
   summaryStore: VectorStore;
   imageEmbedder: ImageEmbedder;
+  /** The descriptor image queries are embedded with (default CURRENT_IMAGE_DESCRIPTOR), as the pipeline writes. */
+  imageDescriptor?: ImageDescriptorName;
   textEmbedder: TextEmbedder;
   /** URL path prefix of the service, for thumbnail and video links. */
   basePath: string;
@@ -54,10 +58,13 @@ export class FrameNotFoundError extends Error {
 export class MediaSearch {
   readonly mode: SearchMode;
   private readonly vocabulary: readonly string[];
+  /** The descriptor spaces of the image store (more than one while an archive is being re-embedded). */
+  readonly imageSpaces: ImageSpaces;
 
   constructor(private readonly deps: MediaSearchDeps) {
     this.mode = deps.textEmbedder.dimension === deps.imageEmbedder.dimension ? 'clip' : 'descriptions';
     this.vocabulary = deps.vocabulary ?? COCO_LABELS;
+    this.imageSpaces = new ImageSpaces(deps.imageStore, deps.imageEmbedder, deps.imageDescriptor);
   }
 
   /** Runs a text query. */
@@ -99,9 +106,14 @@ export class MediaSearch {
 
   /** Runs an image query (already decoded); `exclude` leaves one moment out (the frame a `like` started from). */
   async byImage(query: SearchQuery, image: RgbImage, exclude?: string): Promise<SearchAnswer> {
-    const [vector] = await this.deps.imageEmbedder.embed([image]);
     const k = candidatesFor(query) + (exclude ? 1 : 0);
-    const found = (await this.searchImages(query, vector, k)).filter((hit) => momentKey(hit.metadata) !== exclude);
+    // One vector per descriptor space stored, each compared with its own space's records only.
+    const spaces = await this.imageSpaces.queries(image);
+    const perSpace = await Promise.all(spaces.map((space) => this.searchImages(query, space.vector, k, space.where)));
+    const found = perSpace
+      .flat()
+      .sort((a, b) => b.score - a.score)
+      .filter((hit) => momentKey(hit.metadata) !== exclude);
     return { mode: this.mode, labels: [], hits: this.finish(query, found) };
   }
 
@@ -148,11 +160,21 @@ export class MediaSearch {
       .map(([key, score]) => [key, { metadata: byKey.get(key)!.metadata, score }]);
   }
 
-  /** The image vectors nearest `vector` for each of the query's image kinds, `k` per kind, best first. */
-  private async searchImages(query: SearchQuery, vector: Float32Array, k: number): Promise<VectorHit[]> {
+  /**
+   * The image vectors nearest `vector` for each of the query's image kinds, `k` per kind, best first; `where`
+   * restricts them further (to one descriptor space).
+   */
+  private async searchImages(
+    query: SearchQuery,
+    vector: Float32Array,
+    k: number,
+    where?: VectorFilter,
+  ): Promise<VectorHit[]> {
     const kinds = query.kinds.filter((kind) => kind !== 'summary');
     const perKind = await Promise.all(
-      kinds.map((kind) => this.deps.imageStore.search(vector, k, vectorFilterFor(query.filters, kind))),
+      kinds.map((kind) =>
+        this.deps.imageStore.search(vector, k, restrictFilter(vectorFilterFor(query.filters, kind), where)),
+      ),
     );
     return perKind.flat().sort((a, b) => b.score - a.score);
   }

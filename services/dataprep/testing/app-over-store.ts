@@ -27,7 +27,13 @@ export async function startDataprepOver(store: ObjectStore, dataDir: string, log
     text: textVectorStore,
     descriptions: descriptionStore,
   } = await openVectorStores(config, models.imageEmbedder.dimension, models.textEmbedder.dimension);
-  const pipelineDeps = { imageEmbedder: models.imageEmbedder, detector: models.detector, vectors: vectorStore, logger };
+  const pipelineDeps = {
+    imageEmbedder: models.imageEmbedder,
+    imageDescriptor: config.imageDescriptor,
+    detector: models.detector,
+    vectors: vectorStore,
+    logger,
+  };
   const created = createApp({
     config,
     logger,

@@ -98,6 +98,7 @@ export async function startHarness(objectStore: ObjectStore): Promise<Harness> {
     const telemetry = await TelemetryLog.open({ maxRecords: cfg.telemetryMaxRecords });
     const pipelineDeps = {
       imageEmbedder: loaded.imageEmbedder,
+      imageDescriptor: cfg.imageDescriptor,
       detector: loaded.detector,
       vectors: vectorsStore,
       descriptions: { textEmbedder: loaded.textEmbedder, store: descriptionStore },

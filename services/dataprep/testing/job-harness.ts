@@ -126,7 +126,13 @@ export async function startJobHarness(options: JobHarnessOptions = {}): Promise<
   } = await openVectorStores(config, loaded.imageEmbedder.dimension, loaded.textEmbedder.dimension);
   const objectStore = options.objectStore ?? new LocalObjectStore(path.join(config.dataDir, 'media'));
   const gate = new EmbedGate();
-  const pipelineDeps = { imageEmbedder: loaded.imageEmbedder, detector: loaded.detector, vectors: vectorStore, logger };
+  const pipelineDeps = {
+    imageEmbedder: loaded.imageEmbedder,
+    imageDescriptor: config.imageDescriptor,
+    detector: loaded.detector,
+    vectors: vectorStore,
+    logger,
+  };
   const telemetry = await TelemetryLog.open({ maxRecords: 20 });
 
   /** What a process opens over the data dir: its control plane, the app with the worker registered, the server. */

@@ -1,5 +1,5 @@
 import type { ImageInputSpec } from './manifest.js';
-import type { ImageEmbedder, ModelCallOptions, ModelInfo, RgbImage } from './roles.js';
+import type { ImageEmbedder, ImageInputGeometry, ModelCallOptions, ModelInfo, RgbImage } from './roles.js';
 import { InputBufferPool } from './image-tensor.js';
 import { runImageModel } from './image-run.js';
 import { l2Normalize } from './l2-normalize.js';
@@ -9,6 +9,7 @@ import { outputName, requireImageSpec, type LoadedModel } from './loaded-model.j
 export class OnnxImageEmbedder implements ImageEmbedder {
   readonly info: ModelInfo;
   readonly dimension: number;
+  readonly input: ImageInputGeometry;
   private readonly spec: ImageInputSpec;
   private readonly output: string;
   private readonly inputs: InputBufferPool;
@@ -21,6 +22,7 @@ export class OnnxImageEmbedder implements ImageEmbedder {
     this.info = model.info;
     this.dimension = manifest.dimension;
     this.spec = requireImageSpec(manifest);
+    this.input = { width: this.spec.width, height: this.spec.height, resize: this.spec.resize };
     this.inputs = new InputBufferPool(this.spec);
     this.output = outputName(model, 'embedding');
   }

@@ -23,7 +23,11 @@ export interface InputPlacement {
  * Computes the resize for a source image per the spec: `stretch`, `letterbox` (top-left aligned) or `center-crop`
  * (scale the short side to fit, crop the middle, as CLIP preprocessing does).
  */
-export function placeImage(sourceWidth: number, sourceHeight: number, spec: ImageInputSpec): InputPlacement {
+export function placeImage(
+  sourceWidth: number,
+  sourceHeight: number,
+  spec: Pick<ImageInputSpec, 'width' | 'height' | 'resize'>,
+): InputPlacement {
   if (spec.resize === 'stretch') {
     return {
       width: spec.width,

@@ -201,6 +201,11 @@ export async function loadModels<S extends ModelSlot = ModelSlot>(
             return image.info;
           },
           dimension: image.manifest.dimension ?? 0,
+          input: image.manifest.image && {
+            width: image.manifest.image.width,
+            height: image.manifest.image.height,
+            resize: image.manifest.image.resize,
+          },
           embed: async (images: RgbImage[], options?: ModelCallOptions) => (await image.get()).embed(images, options),
         },
       ];

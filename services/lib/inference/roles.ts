@@ -1,3 +1,5 @@
+import type { ImageInputSpec } from './manifest.js';
+
 /** Execution provider of an onnxruntime session. */
 export type ExecutionProvider = 'cpu' | 'cuda';
 
@@ -29,10 +31,15 @@ export interface ModelCallOptions {
   gate?: RunGate;
 }
 
+/** The part of an image model's input spec that says how big its input is and how images are fitted to it. */
+export type ImageInputGeometry = Pick<ImageInputSpec, 'width' | 'height' | 'resize'>;
+
 /** Embeds images into L2-normalised vectors. */
 export interface ImageEmbedder {
   readonly info: ModelInfo;
   readonly dimension: number;
+  /** The model's input geometry, when known (image descriptors resize to it). */
+  readonly input?: ImageInputGeometry;
   embed(images: RgbImage[], options?: ModelCallOptions): Promise<Float32Array[]>;
 }
 
