@@ -115,6 +115,45 @@ describe('JobWorkloadDriver: long-running workloads as apps/v1 Deployments', () 
     expect(gpu.containers[0].resources).toEqual(POD.resources);
   });
 
+  it("gives a worker's pods its own image, affinity, variables and volumes; an empty command runs the image's entrypoint", async () => {
+    const secretKey = { name: 'ARGUS_API_KEYS_FILE', value: '/var/run/secrets/argus/api-keys/keys' };
+    const fromSecret = { name: 'VLM_API_KEY', valueFrom: { secretKeyRef: { name: 'vlm', key: 'api-key' } } };
+    const affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['gpu'] }] }],
+        },
+      },
+    };
+    const placed = new JobWorkloadDriver(fake.kubeConfig('operator'), {
+      ...POD,
+      command: [],
+      overrides: {
+        'camera-watcher': {
+          image: 'ghcr.io/argus/argus:1.0.0-cuda',
+          affinity,
+          env: [secretKey, fromSecret],
+          volumes: [{ name: 'api-keys', secret: { secretName: 'keys', items: [{ key: 'k', path: 'keys' }] } }],
+          volumeMounts: [{ name: 'api-keys', mountPath: '/var/run/secrets/argus/api-keys', readOnly: true }],
+        },
+      },
+    });
+    await placed.ensure(owner, SPEC);
+    const pod = fake.list('apps', 'deployments')[0].spec.template.spec;
+    const [container] = pod.containers;
+    expect(container.image).toBe('ghcr.io/argus/argus:1.0.0-cuda');
+    expect(container.command).toBeUndefined();
+    expect(container.args).toEqual(['worker', 'camera-watcher', '--resource', 'media/front-door']);
+    expect(pod.affinity).toEqual(affinity);
+    expect(container.env).toEqual(expect.arrayContaining([secretKey, fromSecret]));
+    expect(pod.volumes.map((v: { name: string }) => v.name)).toEqual(['tmp', 'data', 'api-keys']);
+    expect(container.volumeMounts).toContainEqual({
+      name: 'api-keys',
+      mountPath: '/var/run/secrets/argus/api-keys',
+      readOnly: true,
+    });
+  });
+
   it('inspects: none, waiting (FailedCreate from ReplicaFailure, image pull), available, restarts, progress deadline', async () => {
     expect(await driver.inspect(owner, 'long-running')).toBeUndefined();
     // No ServiceAccount in the namespace: admission refuses the pods, so none exists; the ReplicaSet's
