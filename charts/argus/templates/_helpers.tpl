@@ -355,6 +355,12 @@ Refusals that no schema can express, each naming the value to change. Rendered o
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- $b := .Values.backends -}}
+{{- range $where, $url := dict "backends.s3.endpoint" $b.s3.endpoint "backends.weaviate.url" $b.weaviate.url "backends.weaviate.grpcUrl" $b.weaviate.grpcUrl "backends.mqtt.url" $b.mqtt.url "backends.redis.url" $b.redis.url "backends.llm.baseUrl" $b.llm.baseUrl "backends.vlm.baseUrl" $b.vlm.baseUrl -}}
+{{- if regexMatch "://[^/@]+@" ($url | default "") -}}
+{{- fail (printf "%s holds credentials in its URL, and it would land in a ConfigMap: drop them (backends.*.existingSecret names the Secret with a key; for Redis, backends.redis.existingSecret may hold the whole URL)" $where) -}}
+{{- end -}}
+{{- end -}}
 {{- range $service, $values := .Values.services -}}
 {{- if $values.enabled -}}
 {{- $env := include "argus.serviceEnv" (list $ $service $values false) | fromYaml -}}
