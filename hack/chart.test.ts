@@ -25,6 +25,7 @@ import {
 } from '../operator/drivers/kubernetes/rbac.js';
 import { exportedRuleSets, rbacRuleFiles } from './rbac-rule-files.js';
 import { helmTool, podEnv, renderChart, type Manifest } from './helm-template.js';
+import { apiSchemaProblems } from './k8s-schema.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const chart = path.join(repoRoot, 'charts/argus');
@@ -42,21 +43,6 @@ const KNOWN_SERVICES = Object.keys(SERVICES).sort().join(', ');
 beforeAll(async () => {
   ({ binary: helm, env } = await helmTool());
 });
-
-/** What the Kubernetes API schema (kubernetes-models: types, required fields) says of each manifest: "" when valid. */
-async function apiSchemaProblems(manifests: Manifest[]): Promise<string[]> {
-  const problems: string[] = [];
-  for (const m of manifests) {
-    const [group, version] = m.apiVersion.includes('/') ? m.apiVersion.split('/') : ['', m.apiVersion];
-    const model = (await import(`kubernetes-models/${group ? `${group}/` : ''}${version}/${m.kind}`))[m.kind];
-    try {
-      new model(m).validate();
-    } catch (error) {
-      problems.push(`${m.kind}/${m.metadata.name}: ${(error as Error).message}`);
-    }
-  }
-  return problems;
-}
 
 const find = (manifests: Manifest[], kind: string, name: string) =>
   manifests.find((m) => m.kind === kind && m.metadata.name === name);
@@ -707,11 +693,7 @@ describe('the helm chart', () => {
   it('lets a service at the root have the shared host when it is the only service there', async () => {
     const others = Object.keys(SERVICES).filter((s) => s !== 'camera-rules');
     const ingress = find(
-      await template(
-        ...INGRESS,
-        'ingress.hosts.camera-rules=',
-        ...others.map((s) => `services.${s}.enabled=false`),
-      ),
+      await template(...INGRESS, 'ingress.hosts.camera-rules=', ...others.map((s) => `services.${s}.enabled=false`)),
       'Ingress',
       'rel-argus',
     );
