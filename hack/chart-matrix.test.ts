@@ -493,6 +493,36 @@ describe('the chart', () => {
     expect(deployment(all, 'dataprep')?.spec.replicas).toBe(2);
   });
 
+  it("installs on kind as hack/kind-up.sh does: the GPU pool's node without a device, on CPU, with the loaded image", async () => {
+    const all = await renderChartWith(
+      { valuesFiles: ['hack/kind-values.yaml'] },
+      'image.repository=argus',
+      'image.tag=dev',
+      'gpu.image=argus:dev',
+    );
+    expect(await apiSchemaProblems([...all, ...Object.values(workerWorkloads(all))])).toEqual([]);
+    for (const [name, pod] of allPods(all)) expect([name, restrictedProblems(podOf(pod))]).toEqual([name, []]);
+    const pool = (m: Manifest) => ({
+      selector: podOf(m).nodeSelector,
+      tolerations: podOf(m).tolerations,
+      gpus: containerOf(m).resources?.limits?.['nvidia.com/gpu'],
+      image: containerOf(m).image,
+    });
+    const onPool = {
+      selector: { 'nvidia.com/gpu.present': 'true' },
+      tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+      gpus: undefined,
+      image: 'argus:dev',
+    };
+    const workers = workerWorkloads(all);
+    for (const m of [deployment(all, 'frame-analysis')!, workers.ingest, workers['caption-run']])
+      expect(pool(m)).toEqual(onPool);
+    for (const m of [deployment(all, 'dataprep')!, workers['camera-watcher']])
+      expect(pool(m)).toEqual({ selector: undefined, tolerations: undefined, gpus: undefined, image: 'argus:dev' });
+    expect(podEnv(all, 'frame-analysis').ARGUS_ORT_PROVIDER).toBe('cpu');
+    expect(podEnv(all, 'dataprep').ARGUS_API_KEYS_FILE).toBe('/var/run/secrets/argus/api-keys/api-keys');
+  });
+
   it('renders a ServiceMonitor only where the Prometheus operator is, over every service and the operator', async () => {
     expect((await renderChart()).filter((m) => m.kind === 'ServiceMonitor')).toEqual([]);
     const all = await renderChartWith({ apiVersions: ['monitoring.coreos.com/v1/ServiceMonitor'] });

@@ -40,6 +40,8 @@ export function renderChart(...set: string[]): Promise<Manifest[]> {
 export interface RenderOptions {
   apiVersions?: string[];
   chart?: string;
+  /** Values files (`-f`), relative to the repository root. */
+  valuesFiles?: string[];
 }
 
 /** renderChart with options. */
@@ -54,6 +56,7 @@ export async function renderChartWith(options: RenderOptions, ...set: string[]):
     '--namespace',
     'argus',
     ...(options.apiVersions ?? []).flatMap((v) => ['--api-versions', v]),
+    ...(options.valuesFiles ?? []).flatMap((f) => ['--values', path.join(repoRoot, f)]),
     ...set.flatMap((s) => ['--set', s]),
   ];
   const { stdout } = await run(binary, args, { env, maxBuffer: 64 * 1024 * 1024 });
