@@ -14,7 +14,12 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 export interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   [field: string]: any;
 }
 
