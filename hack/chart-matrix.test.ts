@@ -171,7 +171,7 @@ describe.each(MATRIX)('the chart rendered with %s', (_name, set) => {
       expect([name, restrictedProblems(podOf(pod))]).toEqual([name, []]);
   });
 
-  it('probes every service, the operator and the small backends', async () => {
+  it('probes every service, the operator, every worker kind and the small backends', async () => {
     const all = await rendered();
     for (const m of all.filter((d) => d.kind === 'Deployment')) {
       const c = containerOf(m);
@@ -181,6 +181,18 @@ describe.each(MATRIX)('the chart rendered with %s', (_name, set) => {
         true,
       ]);
       if (c.args?.[0] === 'serve') expect(c.startupProbe?.httpGet).toEqual(c.readinessProbe?.httpGet);
+    }
+    // The operator's worker pods: startup and liveness on the worker's own /healthz (argus worker --health-port).
+    for (const [name, m] of Object.entries(workerWorkloads(all))) {
+      const c = containerOf(m);
+      const port = c.ports?.find((p) => p.name === 'health')?.containerPort;
+      expect([name, c.livenessProbe?.httpGet, c.startupProbe?.httpGet]).toEqual([
+        name,
+        { path: '/healthz', port: 'health' },
+        { path: '/healthz', port: 'health' },
+      ]);
+      const args = [...(c.command ?? []), ...(c.args ?? [])];
+      expect(args.slice(args.indexOf('--health-port'))).toEqual(['--health-port', String(port)]);
     }
     const operator = containerOf(deployment(all, 'operator'));
     expect([operator.livenessProbe?.httpGet?.path, operator.readinessProbe?.httpGet?.path]).toEqual([

@@ -74,7 +74,18 @@ describe('JobWorkloadDriver: long-running workloads as apps/v1 Deployments', () 
       nodeSelector: POD.nodeSelector,
       securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
     });
-    expect(pod.containers[0].command).toEqual(['argus', 'worker', 'camera-watcher', '--resource', 'media/front-door']);
+    expect(pod.containers[0].command).toEqual([
+      'argus',
+      'worker',
+      'camera-watcher',
+      '--resource',
+      'media/front-door',
+      '--health-port',
+      '8090',
+    ]);
+    // A worker that hangs is restarted: its liveness probe asks the worker's own /healthz.
+    expect(pod.containers[0].livenessProbe).toMatchObject({ httpGet: { path: '/healthz', port: 'health' } });
+    expect(pod.containers[0].ports).toEqual([{ name: 'health', containerPort: 8090 }]);
     expect(pod.containers[0].securityContext).toEqual({
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
@@ -143,7 +154,14 @@ describe('JobWorkloadDriver: long-running workloads as apps/v1 Deployments', () 
     const [container] = pod.containers;
     expect(container.image).toBe('ghcr.io/argus/argus:1.0.0-cuda');
     expect(container.command).toBeUndefined();
-    expect(container.args).toEqual(['worker', 'camera-watcher', '--resource', 'media/front-door']);
+    expect(container.args).toEqual([
+      'worker',
+      'camera-watcher',
+      '--resource',
+      'media/front-door',
+      '--health-port',
+      '8090',
+    ]);
     expect(pod.affinity).toEqual(affinity);
     expect(container.env).toEqual(expect.arrayContaining([secretKey, fromSecret]));
     expect(pod.volumes.map((v: { name: string }) => v.name)).toEqual(['tmp', 'data', 'api-keys']);

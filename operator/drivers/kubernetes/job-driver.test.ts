@@ -72,7 +72,7 @@ describe('JobWorkloadDriver at the HTTP boundary', () => {
     });
     expect(pod.containers[0]).toMatchObject({
       image: POD.image,
-      command: ['argus', 'worker', 'ingest', '--job', 'media/job-a', '--completions', '3'],
+      command: ['argus', 'worker', 'ingest', '--job', 'media/job-a', '--completions', '3', '--health-port', '8090'],
       resources: POD.resources,
       envFrom: POD.envFrom,
     });

@@ -111,13 +111,20 @@ const WRITABLE_DIRS = [
   { name: 'data', mountPath: '/var/lib/argus/data' },
 ];
 
+/**
+ * Where a worker answers `GET /healthz` (`argus worker … --health-port`): the liveness probe restarts (a Deployment's)
+ * or fails (a Job's, then retried per backoffLimit) a worker whose process hangs.
+ */
+export const WORKER_HEALTH_PORT = 8090;
+
 /** The worker pod template both workload kinds use: restricted pod security, writable emptyDirs, the worker's command. */
 function workerPodTemplate(
   labels: Record<string, string>,
-  args: string[],
+  workerArgs: string[],
   restartPolicy: 'Never' | 'Always',
   pod: WorkerPodTemplate,
 ): V1PodTemplateSpec {
+  const args = [...workerArgs, '--health-port', String(WORKER_HEALTH_PORT)];
   return {
     metadata: { labels },
     spec: {
@@ -142,6 +149,10 @@ function workerPodTemplate(
           ...(pod.imagePullPolicy ? { imagePullPolicy: pod.imagePullPolicy } : {}),
           ...(pod.command.length ? { command: [...pod.command, 'worker', ...args] } : { args: ['worker', ...args] }),
           ...(Object.keys(pod.resources).length ? { resources: pod.resources } : {}),
+          ports: [{ name: 'health', containerPort: WORKER_HEALTH_PORT }],
+          // The worker starts (loads its models, reads its resource) before its first probe matters.
+          startupProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 5, failureThreshold: 60 },
+          livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 10, failureThreshold: 6 },
           ...(pod.envFrom.length ? { envFrom: pod.envFrom } : {}),
           env: [
             { name: 'ARGUS_DATA_DIR', value: '/var/lib/argus/data' },
