@@ -6,6 +6,11 @@
  * placement only on GPU workloads, RBAC equal to the rules the code exports, the image's models never hidden. Then
  * the backends, refusals, API keys, NOTES, `helm test`, ServiceMonitor, NetworkPolicy, PDB and HPA one by one.
  */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import type { V1Container, V1PodSpec } from '@kubernetes/client-node';
 import { SERVICES } from '../bin/services.js';
@@ -31,6 +36,8 @@ import {
 import { apiSchemaProblems } from './k8s-schema.js';
 import { exportedRuleSets } from './rbac-rule-files.js';
 
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const run = promisify(execFile);
 const SERVICE_NAMES = Object.keys(SERVICES).sort();
 const KEYS = 'auth.apiKeys.existingSecret=argus-api-keys';
 const GPU = ['services.frame-analysis.gpu=true', 'worker.gpu=true', 'workers.captionRun.gpu=true'];
@@ -533,6 +540,12 @@ describe('the chart', () => {
       expect(pool(m)).toEqual({ selector: undefined, tolerations: undefined, gpus: undefined, image: 'argus:dev' });
     expect(podEnv(all, 'frame-analysis').ARGUS_ORT_PROVIDER).toBe('cpu');
     expect(podEnv(all, 'dataprep').ARGUS_API_KEYS_FILE).toBe('/var/run/secrets/argus/api-keys/api-keys');
+    // The script parses, and installs with these values and the Secret they name.
+    await run('bash', ['-n', path.join(repoRoot, 'hack/kind-up.sh')]);
+    const script = await readFile(path.join(repoRoot, 'hack/kind-up.sh'), 'utf8');
+    expect(script).toContain('-f "$root/hack/kind-values.yaml"');
+    expect(script).toContain('--set gpu.image="$image"');
+    expect(script).toContain('create secret generic argus-api-keys --from-literal=api-keys=');
   });
 
   it('renders a ServiceMonitor only where the Prometheus operator is, over every service and the operator', async () => {

@@ -34,7 +34,7 @@ nodes:
 KIND
 fi
 
-docker build -t "$image" "$root"
+docker build --target runtime -t "$image" "$root"
 kind load docker-image "$image" --name "$cluster"
 
 kubectl create namespace "$namespace" --dry-run=client -o yaml | kubectl apply -f -
