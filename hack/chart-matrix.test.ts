@@ -7,7 +7,8 @@
  * the backends, refusals, API keys, NOTES, `helm test`, ServiceMonitor, NetworkPolicy, PDB and HPA one by one.
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -24,6 +25,7 @@ import { loadCaptionQaConfig } from '../services/caption-qa/config.js';
 import { loadCaptionRunsConfig } from '../services/caption-runs/config.js';
 import { loadDataprepConfig } from '../services/dataprep/config.js';
 import { loadFrameAnalysisConfig } from '../services/frame-analysis/config.js';
+import { platformEnvSchema } from '../services/lib/config/index.js';
 import {
   type EnvVar,
   type Manifest,
@@ -39,6 +41,8 @@ import { exportedRuleSets } from './rbac-rule-files.js';
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const run = promisify(execFile);
 const SERVICE_NAMES = Object.keys(SERVICES).sort();
+/** Whether the platform settings read an API keys file (the services' side of auth.apiKeys). */
+const KEYS_FILE_KNOWN = 'ARGUS_API_KEYS_FILE' in platformEnvSchema;
 const KEYS = 'auth.apiKeys.existingSecret=argus-api-keys';
 const GPU = ['services.frame-analysis.gpu=true', 'worker.gpu=true', 'workers.captionRun.gpu=true'];
 /** Every backend outside the chart, credentials in Secrets, and replicas that need them. */
@@ -466,6 +470,33 @@ describe('the chart', () => {
     }
     // Without keys, no file is named (embedded on loopback needs none; an ingress is refused then).
     expect(podEnv(await renderChart(), 'dataprep').ARGUS_API_KEYS_FILE).toBeUndefined();
+  });
+
+  // Reading the keys file is the services' (ARGUS_API_KEYS_FILE in the platform settings, the API keys work of issue
+  // 31): where the platform schema has it, each pod's settings, with the mounted file standing at a local path, load
+  // the keys through the service's own loader; before that, the test waits for it.
+  (KEYS_FILE_KNOWN ? it : it.skip)('has every service and worker read its API keys from the mounted file', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'argus-chart-keys-'));
+    try {
+      const file = path.join(dir, 'api-keys');
+      const keys = ['chart-key-0123456789abcdef', 'chart-key-fedcba9876543210'];
+      await writeFile(file, `${keys.join('\n')}\n`);
+      const all = await renderChart(KEYS);
+      const workerServices = { ingest: 'dataprep', 'camera-watcher': 'camera-rules', 'caption-run': 'caption-runs' };
+      const envs: Array<[string, Record<string, string>]> = [
+        ...SERVICE_NAMES.map((s) => [s, podEnv(all, s)] as [string, Record<string, string>]),
+        ...Object.entries(workerServices).map(([w, s]) => [s, workerEnv(all, w)] as [string, Record<string, string>]),
+      ];
+      for (const [service, env] of envs) {
+        expect(env.ARGUS_API_KEYS_FILE).toBe('/var/run/secrets/argus/api-keys/api-keys');
+        const config = (await SERVICES[service]()).loadConfig({ ...env, ARGUS_API_KEYS_FILE: file }) as {
+          platform: { apiKeys?: readonly string[] };
+        };
+        expect([service, config.platform.apiKeys]).toEqual([service, keys]);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("mounts extra models read-only beside the image's, in services and workers", async () => {
