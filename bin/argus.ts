@@ -39,7 +39,8 @@ const USAGE = `usage: argus <command>
   worker ${INGEST_WORKER} --job <namespace>/<name> [--index <i>] [--completions <n>]
                         run one shard of an IngestJob (index defaults to JOB_COMPLETION_INDEX)
   worker ${CAMERA_WATCHER_WORKER}|${CAPTION_RUN_WORKER} --resource <namespace>/<name>
-                        run the worker of a CameraWatcher or CaptionRun until SIGTERM (a Deployment's pod)
+                        run the worker of a CameraWatcher or CaptionRun until SIGTERM (a Deployment's pod);
+                        either form: --health-port <port> answers GET /healthz there, for the pod's probes
   help, --help, -h      show this text
 
 Settings come from the environment (see README.md); every problem is reported before anything starts.

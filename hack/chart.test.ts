@@ -25,6 +25,7 @@ import {
 } from '../operator/drivers/kubernetes/rbac.js';
 import { exportedRuleSets, rbacRuleFiles } from './rbac-rule-files.js';
 import { helmTool, podEnv, renderChart, type Manifest } from './helm-template.js';
+import { apiSchemaProblems } from './k8s-schema.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const chart = path.join(repoRoot, 'charts/argus');
@@ -34,27 +35,14 @@ let helm: string;
 let env: NodeJS.ProcessEnv;
 /** The workers' chart accounts (rule files, ServiceAccounts, ConfigMaps), bound per worker namespace. */
 const WORKER_ACCOUNTS = ['ingest-worker', 'camera-watcher-worker', 'caption-run-worker'];
+/** An ingress with API keys checked behind it (an ingress without any authentication is refused). */
+const INGRESS = ['ingress.enabled=true', 'auth.apiKeys.existingSecret=argus-api-keys'];
 /** The services `argus serve` knows (bin/services.ts), as the chart's refusals list them. */
 const KNOWN_SERVICES = Object.keys(SERVICES).sort().join(', ');
 
 beforeAll(async () => {
   ({ binary: helm, env } = await helmTool());
 });
-
-/** What the Kubernetes API schema (kubernetes-models: types, required fields) says of each manifest: "" when valid. */
-async function apiSchemaProblems(manifests: Manifest[]): Promise<string[]> {
-  const problems: string[] = [];
-  for (const m of manifests) {
-    const [group, version] = m.apiVersion.includes('/') ? m.apiVersion.split('/') : ['', m.apiVersion];
-    const model = (await import(`kubernetes-models/${group ? `${group}/` : ''}${version}/${m.kind}`))[m.kind];
-    try {
-      new model(m).validate();
-    } catch (error) {
-      problems.push(`${m.kind}/${m.metadata.name}: ${(error as Error).message}`);
-    }
-  }
-  return problems;
-}
 
 const find = (manifests: Manifest[], kind: string, name: string) =>
   manifests.find((m) => m.kind === kind && m.metadata.name === name);
@@ -75,21 +63,23 @@ const routesOf = (ingress: Manifest | undefined) =>
 describe('the helm chart', () => {
   it('passes helm lint --strict, cluster-wide and namespaced', async () => {
     await run(helm, ['lint', '--strict', chart], { env });
-    await run(helm, ['lint', '--strict', chart, '--set', 'watchNamespace=team-a', '--set', 'ingress.enabled=true'], {
-      env,
-    });
+    await run(
+      helm,
+      ['lint', '--strict', chart, ...['watchNamespace=team-a', ...INGRESS].flatMap((s) => ['--set', s])],
+      { env },
+    );
   });
 
   it.each([
     ['defaults', []],
     [
       'namespaced, with ingress and GPU workers',
-      ['watchNamespace=team-a', 'ingress.enabled=true', 'worker.resources.limits.nvidia\\.com/gpu=1'],
+      ['watchNamespace=team-a', ...INGRESS, 'worker.resources.limits.nvidia\\.com/gpu=1'],
     ],
     [
       'frame-analysis on a GPU pool, caption-qa on Weaviate and S3, one host per service',
       [
-        'ingress.enabled=true',
+        ...INGRESS,
         'ingress.hosts.dataprep=media.test',
         'ingress.hosts.alert-dispatch=alerts.test',
         'services.frame-analysis.env.ARGUS_ORT_PROVIDER=cuda',
@@ -107,7 +97,7 @@ describe('the helm chart', () => {
       'without CRDs, with volumes and a secret',
       [
         'crds.enabled=false',
-        'volumes.models.persistentVolumeClaim.claimName=m',
+        'volumes.extraModels.persistentVolumeClaim.claimName=m',
         'services.dataprep.envFromSecret=s',
         'services.dataprep.extraVolumes[0].name=ingest',
         'services.dataprep.extraVolumes[0].persistentVolumeClaim.claimName=ingest',
@@ -121,9 +111,13 @@ describe('the helm chart', () => {
     expect(await apiSchemaProblems(manifests)).toEqual([]);
   });
 
-  it('has the API schema check refuse a value of the wrong type', async () => {
-    const problems = await apiSchemaProblems(await template('operator.port=http'));
-    expect(problems.join('\n')).toMatch(/Deployment\/rel-argus-operator: .*containerPort must be integer/);
+  it('has the API schema check refuse an object the API server would (a volume mount without a path)', async () => {
+    const problems = await apiSchemaProblems(await template('services.dataprep.extraVolumeMounts[0].name=ingest'));
+    expect(problems.join('\n')).toMatch(/Deployment\/rel-argus-dataprep: .*mountPath/);
+  });
+
+  it('refuses a value of the wrong type before rendering (values.schema.json), naming it', async () => {
+    await expect(template('operator.port=http')).rejects.toThrow(/operator\.port: Invalid type\. Expected: integer/);
   });
 
   it('renders the CRDs npm run crds generates, kept on uninstall, and the samples are valid against them', async () => {
@@ -317,7 +311,8 @@ describe('the helm chart', () => {
     });
     expect(config.kubernetes.worker).toEqual({
       image: 'ghcr.io/argus-dev/argus:0.1.0',
-      command: ['node', '--import', 'tsx', 'bin/argus.ts'],
+      // Empty: the image's entrypoint (argus) runs, given `worker …` as args.
+      command: [],
       imagePullPolicy: 'IfNotPresent',
       nodeSelector: { 'nvidia.com/gpu.present': 'true' },
       tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
@@ -465,7 +460,7 @@ describe('the helm chart', () => {
     expect(alertDispatch.platform).toMatchObject({ controlPlane: 'kubernetes', dataDir: '/var/lib/argus/data' });
     const frameAnalysis = loadFrameAnalysisConfig(podEnv(manifests, 'frame-analysis'));
     expect(frameAnalysis).toMatchObject({ host: '0.0.0.0', port: 8085 });
-    expect(frameAnalysis.platform).toMatchObject({ provider: 'cpu', modelsDir: '/var/lib/argus/models' });
+    expect(frameAnalysis.platform).toMatchObject({ provider: 'cpu' });
     const captionQa = loadCaptionQaConfig(podEnv(manifests, 'caption-qa'));
     expect(captionQa).toMatchObject({ host: '0.0.0.0', port: 4172, dataDir: '/var/lib/argus/data/caption-qa' });
     expect(captionQa.vectors.backend).toBe('lancedb');
@@ -483,13 +478,15 @@ describe('the helm chart', () => {
 
   it('runs exactly the services `argus serve` knows, each by default', async () => {
     const deployments = (await template()).filter((m) => m.kind === 'Deployment');
-    const services = deployments.map((m) => m.spec.template.spec.containers[0].args).filter((a) => a[0] === 'serve');
+    const services = deployments
+      .map((m) => m.spec.template.spec.containers[0].args ?? [])
+      .filter((a) => a[0] === 'serve');
     expect(services.map((a) => a[1]).sort()).toEqual(Object.keys(SERVICES).sort());
   });
 
   it('lets every service leave its endpoints before it stops: a preStop sleep, then a grace covering the shutdown', async () => {
     const services = (await template()).filter(
-      (m) => m.kind === 'Deployment' && m.spec.template.spec.containers[0].args[0] === 'serve',
+      (m) => m.kind === 'Deployment' && m.spec.template.spec.containers[0].args?.[0] === 'serve',
     );
     expect(services).toHaveLength(Object.keys(SERVICES).length);
     for (const deployment of services) {
@@ -498,7 +495,9 @@ describe('the helm chart', () => {
       // preStop 5 s + the services' 20 s shutdown grace (ARGUS_SHUTDOWN_GRACE_SECONDS) + 5 s to exit.
       expect(pod.terminationGracePeriodSeconds).toBe(30);
     }
-    const none = (await template('rollout.preStopSeconds=0')).filter((m) => m.kind === 'Deployment');
+    const none = (await template('rollout.preStopSeconds=0')).filter(
+      (m) => m.kind === 'Deployment' && m.spec.template.spec.containers[0].args?.[0] === 'serve',
+    );
     for (const deployment of none) expect(deployment.spec.template.spec.containers[0].lifecycle).toBeUndefined();
   });
 
@@ -528,7 +527,7 @@ describe('the helm chart', () => {
     ]);
     expect(pod.containers[0].resources).toEqual({
       requests: { cpu: '1', memory: '1Gi' },
-      limits: { memory: '3Gi', 'nvidia.com/gpu': 1 },
+      limits: { memory: '3Gi', 'nvidia.com/gpu': '1' },
     });
     expect(pod.containers[0].envFrom).toEqual([
       { configMapRef: { name: 'rel-argus-frame-analysis' } },
@@ -628,7 +627,7 @@ describe('the helm chart', () => {
 
   it('routes each enabled service under its base path, the overlapping ones on hosts of their own', async () => {
     expect((await template()).filter((m) => m.kind === 'Ingress')).toEqual([]);
-    const ingress = find(await template('ingress.enabled=true', 'ingress.host=argus.test'), 'Ingress', 'rel-argus');
+    const ingress = find(await template(...INGRESS, 'ingress.host=argus.test'), 'Ingress', 'rel-argus');
     expect(routesOf(ingress)).toEqual([
       ['argus.test', '/api/v1', 'Prefix', 'rel-argus-alert-dispatch'],
       ['argus.test', '/v1/dataprep', 'Prefix', 'rel-argus-dataprep'],
@@ -642,7 +641,7 @@ describe('the helm chart', () => {
 
   it('puts every service on a host of its own when each is given one, and no rule on an unused shared host', async () => {
     const manifests = await template(
-      'ingress.enabled=true',
+      ...INGRESS,
       'ingress.className=nginx',
       'ingress.hosts.dataprep=media.test',
       'ingress.hosts.alert-dispatch=alerts.test',
@@ -675,7 +674,7 @@ describe('the helm chart', () => {
   it('lets a service share the host when nothing enabled there overlaps its paths', async () => {
     const ingress = find(
       await template(
-        'ingress.enabled=true',
+        ...INGRESS,
         'ingress.hosts.caption-qa=',
         'services.alert-dispatch.enabled=false',
         'services.frame-analysis.enabled=false',
@@ -694,11 +693,7 @@ describe('the helm chart', () => {
   it('lets a service at the root have the shared host when it is the only service there', async () => {
     const others = Object.keys(SERVICES).filter((s) => s !== 'camera-rules');
     const ingress = find(
-      await template(
-        'ingress.enabled=true',
-        'ingress.hosts.camera-rules=',
-        ...others.map((s) => `services.${s}.enabled=false`),
-      ),
+      await template(...INGRESS, 'ingress.hosts.camera-rules=', ...others.map((s) => `services.${s}.enabled=false`)),
       'Ingress',
       'rel-argus',
     );
@@ -743,14 +738,14 @@ describe('the helm chart', () => {
         'give one of them a host of its own (ingress.hosts.camera-rules or ingress.hosts.caption-runs)',
     ],
   ])('refuses two enabled services whose paths overlap on one host (%s), naming them', async (_name, set, message) => {
-    await expect(template('ingress.enabled=true', ...set)).rejects.toThrow(message);
+    await expect(template(...INGRESS, ...set)).rejects.toThrow(message);
   });
 
   it('refuses an ingress host for a service it does not know, and a service without any host', async () => {
-    await expect(template('ingress.enabled=true', 'ingress.hosts.pose-tracker=x.test')).rejects.toThrow(
+    await expect(template(...INGRESS, 'ingress.hosts.pose-tracker=x.test')).rejects.toThrow(
       `ingress.hosts.pose-tracker: unknown service (known: ${KNOWN_SERVICES})`,
     );
-    await expect(template('ingress.enabled=true', 'ingress.host=')).rejects.toThrow(
+    await expect(template(...INGRESS, 'ingress.host=')).rejects.toThrow(
       'ingress: services.alert-dispatch has no host: set ingress.hosts.alert-dispatch or ingress.host',
     );
   });

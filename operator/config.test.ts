@@ -85,6 +85,33 @@ describe('argus operator cluster settings', () => {
       },
     });
     expect(loadClusterOperatorConfig(required).kubernetes.worker.overrides).toBeUndefined();
+    // Variables from a Secret, the API keys file, extra volumes: each shape checked, a wrong one refused.
+    const full = {
+      image: 'argus:cuda',
+      affinity: { nodeAffinity: {} },
+      env: [
+        { name: 'ARGUS_API_KEYS_FILE', value: '/keys/keys' },
+        { name: 'VLM_API_KEY', valueFrom: { secretKeyRef: { name: 'vlm', key: 'api-key' } } },
+      ],
+      volumes: [
+        { name: 'api-keys', secret: { secretName: 'keys', items: [{ key: 'k', path: 'keys' }] } },
+        { name: 'extra-models', persistentVolumeClaim: { claimName: 'models', readOnly: true } },
+      ],
+      volumeMounts: [{ name: 'api-keys', mountPath: '/keys', readOnly: true }],
+    };
+    expect(
+      loadClusterOperatorConfig({ ...required, ARGUS_WORKER_POD_OVERRIDES: JSON.stringify({ ingest: full }) })
+        .kubernetes.worker.overrides,
+    ).toEqual({ ingest: full });
+    for (const wrong of [
+      { env: [{ name: 'X', value: 'a', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] },
+      { volumes: [{ name: 'tmp', secret: { secretName: 's' } }] },
+      { volumes: [{ name: 'host', hostPath: { path: '/' } }] },
+      { volumeMounts: [{ name: 'v', mountPath: 'relative' }] },
+    ])
+      expect(() =>
+        loadClusterOperatorConfig({ ...required, ARGUS_WORKER_POD_OVERRIDES: JSON.stringify({ ingest: wrong }) }),
+      ).toThrow(/ARGUS_WORKER_POD_OVERRIDES/);
     expect(() =>
       loadClusterOperatorConfig({ ...required, ARGUS_WORKER_POD_OVERRIDES: '{"camera":{"nodeSelector":{}}}' }),
     ).toThrow(/ARGUS_WORKER_POD_OVERRIDES/);

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +25,8 @@ describe('argus worker: arguments', () => {
     });
     expect(parseWorkerArgs(['ingest', '--job', 'media/job-a', '--index', '1', '--completions', '4'], 3).index).toBe(1);
     expect(parseWorkerArgs(['ingest', '--job', 'media/job-a'], undefined)).toMatchObject({ index: 0, completions: 1 });
+    expect(parseWorkerArgs(['ingest', '--job', 'media/job-a', '--health-port', '8090'], 0).healthPort).toBe(8090);
+    expect(parseWorkerArgs(['ingest', '--job', 'media/job-a'], 0).healthPort).toBeUndefined();
   });
 
   it.each([
@@ -33,6 +37,8 @@ describe('argus worker: arguments', () => {
     [['ingest', '--job', 'media/job-a', '--index', '4', '--completions', '4'], /not below/],
     [['ingest', '--job', 'media/job-a', '--completions', '0'], /at least 1/],
     [['ingest', '--job', 'media/job-a', '--shard', '1'], /unknown or incomplete option --shard/],
+    [['ingest', '--job', 'media/job-a', '--health-port', 'http'], /--health-port needs an integer/],
+    [['ingest', '--job', 'media/job-a', '--health-port', '70000'], /--health-port needs a port number/],
   ])('refuses %j', (args, message) => {
     expect(() => parseWorkerArgs(args as string[], undefined)).toThrow(message);
     expect(() => parseWorkerArgs(args as string[], undefined)).toThrow(WorkerUsageError);
@@ -87,6 +93,32 @@ describe('argus worker against the fake API server', () => {
     const items = fake.get('argus.dev', 'ingestjobs', 'media', 'job-a').status.items;
     expect(items.map((i: { index: number }) => i.index)).toEqual([1, 3]);
     expect(fake.requests.filter((r) => r.status === 403)).toEqual([]);
+  });
+
+  it("answers GET /healthz on --health-port while its worker runs (the pod's probes), and stops answering after", async () => {
+    // A port free on loopback (the probe server listens on a port it is given, as in a pod).
+    const probe = http.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const url = `http://127.0.0.1:${port}`;
+    const seen: number[] = [];
+    const ingest: WorkerStarter = async () => ({
+      worker: async () => {
+        seen.push((await fetch(`${url}/healthz`)).status, (await fetch(`${url}/other`)).status);
+      },
+      close: async () => undefined,
+    });
+    await runWorker(
+      ['ingest', '--job', 'media/job-a', '--health-port', String(port)],
+      { KUBECONFIG: kubeconfig },
+      captureLogs().logger,
+      { ingest },
+      new AbortController().signal,
+      '127.0.0.1',
+    );
+    expect(seen).toEqual([200, 404]);
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 
   it('fails when its worker cannot go on (the pod fails, the Job retries it), and still closes', async () => {

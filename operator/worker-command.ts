@@ -3,7 +3,11 @@
  * pod. The index defaults to JOB_COMPLETION_INDEX (set by the Job controller in Indexed mode).
  * `argus worker <name> --resource <namespace>/<name>`: the worker of a long-running workload, in a Deployment's pod
  * (index 0 of 1; it runs until SIGTERM).
+ * `--health-port <port>` (either form): `GET /healthz` answers 200 on that port while the process runs and its event
+ * loop turns, for the pod's liveness probe.
  */
+import http from 'node:http';
+import { once } from 'node:events';
 import type { Logger } from '../services/lib/log/index.js';
 import { userAgent } from '../services/lib/user-agent/index.js';
 import { loadWorkerSettings } from './config.js';
@@ -32,6 +36,8 @@ export interface WorkerInvocation {
   name: string;
   index: number;
   completions: number;
+  /** Where `GET /healthz` answers (the pod's probes); none when undefined. */
+  healthPort?: number;
 }
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -53,11 +59,18 @@ export function parseWorkerArgs(args: string[], completionIndex: number | undefi
   const values: Record<string, string> = {};
   for (let i = 0; i < flags.length; i += 2) {
     const flag = flags[i];
-    if (!['--job', '--resource', '--index', '--completions'].includes(flag) || flags[i + 1] === undefined) {
+    if (
+      !['--job', '--resource', '--index', '--completions', '--health-port'].includes(flag) ||
+      flags[i + 1] === undefined
+    ) {
       throw new WorkerUsageError(`unknown or incomplete option ${flag}`);
     }
     values[flag] = flags[i + 1];
   }
+  const health = values['--health-port'];
+  const healthPort = health === undefined ? undefined : count('--health-port', health, 1);
+  if (healthPort !== undefined && healthPort > 65535) throw new WorkerUsageError('--health-port needs a port number');
+  const probed = healthPort === undefined ? {} : { healthPort };
   const resource = values['--resource'];
   if (resource !== undefined) {
     const other = ['--job', '--index', '--completions'].find((flag) => values[flag] !== undefined);
@@ -66,7 +79,7 @@ export function parseWorkerArgs(args: string[], completionIndex: number | undefi
     if (!namespace || !name || extra !== undefined || !NAME.test(namespace) || !NAME.test(name)) {
       throw new WorkerUsageError('--resource needs <namespace>/<name>');
     }
-    return { worker, namespace, name, index: 0, completions: 1 };
+    return { worker, namespace, name, index: 0, completions: 1, ...probed };
   }
   const [namespace, name, extra] = (values['--job'] ?? '').split('/');
   if (!namespace || !name || extra !== undefined || !NAME.test(namespace) || !NAME.test(name)) {
@@ -80,7 +93,7 @@ export function parseWorkerArgs(args: string[], completionIndex: number | undefi
         ? completionIndex
         : 0;
   if (index >= completions) throw new WorkerUsageError(`--index ${index} is not below --completions ${completions}`);
-  return { worker, namespace, name, index, completions };
+  return { worker, namespace, name, index, completions, ...probed };
 }
 
 /**
@@ -94,6 +107,8 @@ export async function runWorker(
   logger: Logger,
   starters: Record<string, WorkerStarter>,
   signal: AbortSignal,
+  /** Where `--health-port` listens: every interface in a pod (the kubelet probes the pod IP). */
+  healthHost = '0.0.0.0',
 ): Promise<void> {
   const settings = loadWorkerSettings(env);
   const invocation = parseWorkerArgs(args, settings.completionIndex);
@@ -101,14 +116,36 @@ export async function runWorker(
   if (!start) {
     throw new WorkerUsageError(`unknown worker ${invocation.worker} (known: ${Object.keys(starters).join(', ')})`);
   }
-  const resources = new KubernetesResourceStore(loadKubeConfig(settings.kubeconfig, userAgent('worker')));
-  const { worker, close } = await start(env, resources, logger);
-  const { namespace, name, index, completions } = invocation;
-  logger.info('worker shard starting', { worker: invocation.worker, job: `${namespace}/${name}`, index, completions });
+  const health = invocation.healthPort === undefined ? undefined : await serveHealth(invocation.healthPort, healthHost);
   try {
-    await worker({ namespace, name, index, completions, signal });
-    logger.info('worker shard done', { job: `${namespace}/${name}`, index });
+    const resources = new KubernetesResourceStore(loadKubeConfig(settings.kubeconfig, userAgent('worker')));
+    const { worker, close } = await start(env, resources, logger);
+    const { namespace, name, index, completions } = invocation;
+    logger.info('worker shard starting', {
+      worker: invocation.worker,
+      job: `${namespace}/${name}`,
+      index,
+      completions,
+    });
+    try {
+      await worker({ namespace, name, index, completions, signal });
+      logger.info('worker shard done', { job: `${namespace}/${name}`, index });
+    } finally {
+      await close();
+    }
   } finally {
-    await close();
+    health?.closeAllConnections();
+    health?.close();
   }
+}
+
+/** `GET /healthz` → 200; anything else 404. */
+async function serveHealth(port: number, host: string): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const ok = req.method === 'GET' && req.url === '/healthz';
+    res.writeHead(ok ? 200 : 404, { 'content-type': 'text/plain' }).end(ok ? 'ok' : 'not found');
+  });
+  server.listen(port, host);
+  await once(server, 'listening');
+  return server;
 }

@@ -97,6 +97,8 @@ describe('long-running controllers with the kubernetes drivers', () => {
       'camera-watcher',
       '--resource',
       `${NS}/front-door`,
+      '--health-port',
+      '8090',
     ]);
     await written('camerawatchers', 'front-door', (s) => s.phase === 'Pending');
     // The kubelet starts the pod; the worker (as the worker's account would) writes its fields.

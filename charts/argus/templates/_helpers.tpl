@@ -67,15 +67,6 @@ placement values (workers.<key>; the ingest worker's are worker.*) and its Servi
 - { name: caption-run, account: caption-run-worker, service: caption-runs, key: captionRun, annotations: {{ .Values.workers.captionRun.serviceAccount.annotations | default dict | toJson }} }
 {{- end -}}
 
-{{/* A service's ConfigMap data: kubernetes control plane, its env over the shared env, as strings. (list $ values) */}}
-{{- define "argus.configData" -}}
-{{- $ := index . 0 -}}
-ARGUS_CONTROL_PLANE: kubernetes
-{{- range $key, $value := merge (dict) (index . 1).env $.Values.env }}
-{{ $key }}: {{ $value | toString | quote }}
-{{- end -}}
-{{- end -}}
-
 {{/* The leader-election rules with the operator's Lease name in place of the generator's placeholder. (list rules name) */}}
 {{- define "argus.leaseRules" -}}
 {{- index . 0 | replace "<lease-name>" (index . 1) -}}
@@ -161,12 +152,11 @@ pass (list $ "name" ["values.key"]).
 {{- end -}}
 {{- end -}}
 
-{{/* A volume of the data or models dir: the configured one, or an emptyDir. */}}
-{{- define "argus.volume" -}}
-{{- $source := index . 1 -}}
-- name: {{ index . 0 }}
-{{- if $source }}
-{{ toYaml $source | indent 2 }}
+{{/* The data volume: the configured source, or an emptyDir. */}}
+{{- define "argus.dataVolume" -}}
+- name: data
+{{- if . }}
+{{ toYaml . | indent 2 }}
 {{- else }}
   emptyDir: {}
 {{- end }}
@@ -181,5 +171,221 @@ pass (list $ "name" ["values.key"]).
 {{- if $out -}}
 nodeSelector:
   {{- toYaml $out | nindent 2 }}
+{{- end -}}
+{{- end -}}
+
+{{/* The image of a pod: the CUDA variant on the GPU pool (gpu.image, or <repository>:<tag>-cuda). (list $ gpu) */}}
+{{- define "argus.podImage" -}}
+{{- $ := index . 0 -}}
+{{- if index . 1 -}}
+{{- $.Values.gpu.image | default (printf "%s:%s-cuda" $.Values.image.repository ($.Values.image.tag | default $.Chart.AppVersion)) -}}
+{{- else -}}
+{{- include "argus.image" $ -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A workload's placement as YAML {nodeSelector, tolerations, affinity, resources}: its own values, and on the GPU pool
+(gpu: true) also the pool's nodeSelector (its own keys win), tolerations (after its own), affinity (unless it has
+its own) and gpu.count nvidia.com/gpu in its limits. Label values and quantities as strings. (list $ values)
+*/}}
+{{- define "argus.placement" -}}
+{{- $ := index . 0 -}}
+{{- $values := index . 1 -}}
+{{- $gpu := $values.gpu | default false -}}
+{{- $selector := dict -}}
+{{- if $gpu }}{{ range $key, $value := $.Values.gpu.nodeSelector }}{{ $_ := set $selector $key (toString $value) }}{{ end }}{{ end -}}
+{{- range $key, $value := $values.nodeSelector }}{{ $_ := set $selector $key (toString $value) }}{{ end -}}
+{{- $tolerations := $values.tolerations | default list -}}
+{{- if $gpu }}{{ $tolerations = concat $tolerations ($.Values.gpu.tolerations | default list) }}{{ end -}}
+{{- $affinity := $values.affinity | default dict -}}
+{{- if and $gpu (not $affinity) }}{{ $affinity = $.Values.gpu.affinity | default dict }}{{ end -}}
+{{- $resources := dict -}}
+{{- range $section, $quantities := $values.resources -}}
+{{- $strings := dict -}}
+{{- range $key, $value := $quantities }}{{ $_ := set $strings $key (toString $value) }}{{ end -}}
+{{- $_ := set $resources $section $strings -}}
+{{- end -}}
+{{- if and $gpu (gt (int $.Values.gpu.count) 0) -}}
+{{- $limits := $resources.limits | default dict -}}
+{{- $_ := set $limits "nvidia.com/gpu" (toString $.Values.gpu.count) -}}
+{{- $_ := set $resources "limits" $limits -}}
+{{- end -}}
+{{- dict "nodeSelector" $selector "tolerations" $tolerations "affinity" $affinity "resources" $resources | toYaml -}}
+{{- end -}}
+
+{{/* Where a service answers in the cluster, from any namespace: http://<name>.<namespace>.svc:<port><base path>. */}}
+{{- define "argus.serviceUrl" -}}
+{{- $ := index . 0 -}}
+{{- $facts := include "argus.service" (list $ (index . 1)) | fromYaml -}}
+{{- printf "http://%s-%s.%s.svc:%v%s" (include "argus.fullname" $) (index . 1) $.Release.Namespace $facts.port ($facts.basePath | default "") -}}
+{{- end -}}
+
+{{/* The MQTT broker every service and worker uses: backends.mqtt.url, else the chart's Mosquitto, else "". */}}
+{{- define "argus.mqttUrl" -}}
+{{- if .Values.backends.mqtt.url -}}
+{{- .Values.backends.mqtt.url -}}
+{{- else if .Values.backends.mqtt.mosquitto.enabled -}}
+{{- printf "mqtt://%s-mosquitto.%s.svc:1883" (include "argus.fullname" .) .Release.Namespace -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Where the API keys file is mounted, and the file itself (ARGUS_API_KEYS_FILE). */}}
+{{- define "argus.apiKeysDir" -}}/var/run/secrets/argus/api-keys{{- end -}}
+{{- define "argus.apiKeysFile" -}}{{ include "argus.apiKeysDir" . }}/api-keys{{- end -}}
+{{/* Where volumes.extraModels is mounted (read-only, beside the image's own models). */}}
+{{- define "argus.extraModelsDir" -}}/var/lib/argus/extra-models{{- end -}}
+
+{{/*
+One service's environment from the backends, the GPU pool and the chart's own Services, as YAML:
+  config: variables for its ConfigMap (its env and the shared env win over what the chart derives);
+  secrets: EnvVars referencing keys of your Secrets (never values).
+The same for its worker's pods (the ingest worker is dataprep's, the camera-watcher camera-rules', the caption-run
+worker caption-runs'), with `gpu` the worker's own. (list $ service values gpu)
+*/}}
+{{- define "argus.serviceEnv" -}}
+{{- $ := index . 0 -}}
+{{- $service := index . 1 -}}
+{{- $values := index . 2 -}}
+{{- $gpu := index . 3 -}}
+{{- $b := $.Values.backends -}}
+{{- $config := dict "ARGUS_CONTROL_PLANE" "kubernetes" -}}
+{{- $secrets := list -}}
+{{- $secretRef := dict -}}
+{{- /* Storage and vectors: dataprep (MM_DATAPREP_) and caption-qa (CAPTION_QA_). */ -}}
+{{- $prefix := get (dict "dataprep" "MM_DATAPREP_" "caption-qa" "CAPTION_QA_") $service -}}
+{{- if $prefix -}}
+{{- if $b.s3.endpoint -}}
+{{- $_ := set $config (printf "%sSTORAGE_BACKEND" $prefix) "s3" -}}
+{{- $_ := set $config (printf "%sS3_ENDPOINT" $prefix) $b.s3.endpoint -}}
+{{- $_ := set $config (printf "%sS3_REGION" $prefix) $b.s3.region -}}
+{{- $_ := set $config (printf "%sS3_FORCE_PATH_STYLE" $prefix) (toString $b.s3.forcePathStyle) -}}
+{{- if $b.s3.existingSecret -}}
+{{- $secrets = append $secrets (dict "name" (printf "%sS3_ACCESS_KEY_ID" $prefix) "valueFrom" (dict "secretKeyRef" (dict "name" $b.s3.existingSecret "key" $b.s3.accessKeyIdKey))) -}}
+{{- $secrets = append $secrets (dict "name" (printf "%sS3_SECRET_ACCESS_KEY" $prefix) "valueFrom" (dict "secretKeyRef" (dict "name" $b.s3.existingSecret "key" $b.s3.secretAccessKeyKey))) -}}
+{{- end -}}
+{{- end -}}
+{{- if $b.weaviate.url -}}
+{{- $_ := set $config (printf "%sVECTORDB_BACKEND" $prefix) "weaviate" -}}
+{{- $_ := set $config (printf "%sWEAVIATE_URL" $prefix) $b.weaviate.url -}}
+{{- if $b.weaviate.grpcUrl }}{{ $_ := set $config (printf "%sWEAVIATE_GRPC_URL" $prefix) $b.weaviate.grpcUrl }}{{ end -}}
+{{- if $b.weaviate.existingSecret -}}
+{{- $secrets = append $secrets (dict "name" (printf "%sWEAVIATE_API_KEY" $prefix) "valueFrom" (dict "secretKeyRef" (dict "name" $b.weaviate.existingSecret "key" $b.weaviate.apiKeyKey))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- /* The language model: caption-qa's answers, alert-dispatch's summaries. */ -}}
+{{- if and (has $service (list "caption-qa" "alert-dispatch")) $b.llm.baseUrl -}}
+{{- $_ := set $config "LLM_BASE_URL" $b.llm.baseUrl -}}
+{{- if $b.llm.model }}{{ $_ := set $config "LLM_MODEL" $b.llm.model }}{{ end -}}
+{{- if $b.llm.existingSecret -}}
+{{- $secrets = append $secrets (dict "name" "LLM_API_KEY" "valueFrom" (dict "secretKeyRef" (dict "name" $b.llm.existingSecret "key" $b.llm.apiKeyKey))) -}}
+{{- end -}}
+{{- end -}}
+{{- /* The vision model: frame-analysis, caption runs, camera-rules' summaries. */ -}}
+{{- if and (has $service (list "frame-analysis" "caption-runs" "camera-rules")) $b.vlm.baseUrl -}}
+{{- $_ := set $config "VLM_BASE_URL" $b.vlm.baseUrl -}}
+{{- if $b.vlm.model }}{{ $_ := set $config "VLM_MODEL" $b.vlm.model }}{{ end -}}
+{{- if eq $service "frame-analysis" }}{{ $_ := set $config "FRAME_ANALYSIS_VLM_ENABLED" "true" }}{{ end -}}
+{{- if $b.vlm.existingSecret -}}
+{{- $secrets = append $secrets (dict "name" "VLM_API_KEY" "valueFrom" (dict "secretKeyRef" (dict "name" $b.vlm.existingSecret "key" $b.vlm.apiKeyKey))) -}}
+{{- end -}}
+{{- end -}}
+{{- /* MQTT: alert-dispatch publishes, caption runs relay, camera-rules reads Frigate's events. */ -}}
+{{- $mqtt := include "argus.mqttUrl" $ -}}
+{{- if and $mqtt (has $service (list "alert-dispatch" "caption-runs" "camera-rules")) -}}
+{{- $_ := set $config "MQTT_BROKER" $mqtt -}}
+{{- end -}}
+{{- /* The chart's own Services, reachable from every worker namespace. */ -}}
+{{- $on := dict -}}
+{{- range $name, $other := $.Values.services }}{{ $_ := set $on $name $other.enabled }}{{ end -}}
+{{- if eq $service "camera-rules" -}}
+{{- if (index $on "dataprep") }}{{ $_ := set $config "CAMERA_RULES_DATAPREP_URL" (include "argus.serviceUrl" (list $ "dataprep")) }}{{ end -}}
+{{- if (index $on "alert-dispatch") }}{{ $_ := set $config "CAMERA_RULES_ALERT_DISPATCH_URL" (include "argus.serviceUrl" (list $ "alert-dispatch")) }}{{ end -}}
+{{- end -}}
+{{- if eq $service "caption-runs" -}}
+{{- if (index $on "caption-qa") }}{{ $_ := set $config "CAPTION_RUNS_CAPTION_QA_URL" (include "argus.serviceUrl" (list $ "caption-qa")) }}{{ end -}}
+{{- if (index $on "alert-dispatch") }}{{ $_ := set $config "CAPTION_RUNS_ALERTS_URL" (include "argus.serviceUrl" (list $ "alert-dispatch")) }}{{ end -}}
+{{- end -}}
+{{- /* Redis, shared by the replicas. */ -}}
+{{- if $b.redis.existingSecret -}}
+{{- $secrets = append $secrets (dict "name" "ARGUS_REDIS_URL" "valueFrom" (dict "secretKeyRef" (dict "name" $b.redis.existingSecret "key" $b.redis.urlKey))) -}}
+{{- else if $b.redis.url -}}
+{{- $_ := set $config "ARGUS_REDIS_URL" $b.redis.url -}}
+{{- else if $b.redis.deploy.enabled -}}
+{{- $_ := set $config "ARGUS_REDIS_URL" (printf "redis://%s-redis.%s.svc:6379" (include "argus.fullname" $) $.Release.Namespace) -}}
+{{- end -}}
+{{- if $gpu }}{{ $_ := set $config "ARGUS_ORT_PROVIDER" $.Values.gpu.ortProvider }}{{ end -}}
+{{- if $.Values.auth.apiKeys.existingSecret }}{{ $_ := set $config "ARGUS_API_KEYS_FILE" (include "argus.apiKeysFile" $) }}{{ end -}}
+{{- /* What the user wrote wins; every value a string. */ -}}
+{{- range $key, $value := merge (dict) ($values.env | default dict) $.Values.env }}{{ $_ := set $config $key (toString $value) }}{{ end -}}
+{{- range $key, $value := $config }}{{ $_ := set $config $key (toString $value) }}{{ end -}}
+{{- dict "config" $config "secrets" $secrets | toYaml -}}
+{{- end -}}
+
+{{/* The API keys Secret (auth.apiKeys) and the extra models (volumes.extraModels) as volumes and mounts: YAML {volumes, mounts}. */}}
+{{- define "argus.podVolumes" -}}
+{{- $volumes := list -}}
+{{- $mounts := list -}}
+{{- with .Values.auth.apiKeys.existingSecret -}}
+{{- $volumes = append $volumes (dict "name" "api-keys" "secret" (dict "secretName" . "items" (list (dict "key" $.Values.auth.apiKeys.key "path" "api-keys")))) -}}
+{{- $mounts = append $mounts (dict "name" "api-keys" "mountPath" (include "argus.apiKeysDir" $) "readOnly" true) -}}
+{{- end -}}
+{{- with .Values.volumes.extraModels -}}
+{{- $volumes = append $volumes (merge (dict "name" "extra-models") (deepCopy .)) -}}
+{{- $mounts = append $mounts (dict "name" "extra-models" "mountPath" (include "argus.extraModelsDir" $) "readOnly" true) -}}
+{{- end -}}
+{{- dict "volumes" $volumes "mounts" $mounts | toYaml -}}
+{{- end -}}
+
+{{/*
+Refusals that no schema can express, each naming the value to change. Rendered once (services.yaml).
+*/}}
+{{- define "argus.validate" -}}
+{{- $secretName := "(API_KEY|SECRET|TOKEN|PASSWORD|ACCESS_KEY)" -}}
+{{- $sources := dict "env" .Values.env "operator.env" .Values.operator.env -}}
+{{- range $service, $values := .Values.services }}{{ $_ := set $sources (printf "services.%s.env" $service) ($values.env | default dict) }}{{ end -}}
+{{- range $where, $env := $sources -}}
+{{- range $key, $value := $env -}}
+{{- if and (regexMatch $secretName $key) (not (hasSuffix "_FILE" $key)) -}}
+{{- fail (printf "%s.%s looks like a secret, and values land in a ConfigMap: put it in a Secret you create and name that Secret (services.<name>.envFromSecret, backends.*.existingSecret or auth.apiKeys.existingSecret)" $where $key) -}}
+{{- end -}}
+{{- if regexMatch "://[^/@]+@" (toString $value) -}}
+{{- fail (printf "%s.%s holds credentials in its URL, and values land in a ConfigMap: put the URL in a Secret (services.<name>.envFromSecret, or backends.redis.existingSecret for Redis)" $where $key) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $b := .Values.backends -}}
+{{- range $where, $url := dict "backends.s3.endpoint" $b.s3.endpoint "backends.weaviate.url" $b.weaviate.url "backends.weaviate.grpcUrl" $b.weaviate.grpcUrl "backends.mqtt.url" $b.mqtt.url "backends.redis.url" $b.redis.url "backends.llm.baseUrl" $b.llm.baseUrl "backends.vlm.baseUrl" $b.vlm.baseUrl -}}
+{{- if regexMatch "://[^/@]+@" ($url | default "") -}}
+{{- fail (printf "%s holds credentials in its URL, and it would land in a ConfigMap: drop them (backends.*.existingSecret names the Secret with a key; for Redis, backends.redis.existingSecret may hold the whole URL)" $where) -}}
+{{- end -}}
+{{- end -}}
+{{- range $service, $values := .Values.services -}}
+{{- if $values.enabled -}}
+{{- $env := include "argus.serviceEnv" (list $ $service $values false) | fromYaml -}}
+{{- $config := $env.config -}}
+{{- $secretNames := list -}}
+{{- range $env.secrets }}{{ $secretNames = append $secretNames .name }}{{ end -}}
+{{- if and (eq $service "caption-runs") (not $config.MQTT_BROKER) -}}
+{{- fail "services.caption-runs needs an MQTT broker (its caption workers publish there and the service relays them): set backends.mqtt.url, or backends.mqtt.mosquitto.enabled=true for the chart's own" -}}
+{{- end -}}
+{{- if and (eq $service "camera-rules") $config.CAMERA_RULES_FRIGATE_URL (not $config.MQTT_BROKER) -}}
+{{- fail "services.camera-rules reads Frigate's events over MQTT: set backends.mqtt.url to Frigate's broker" -}}
+{{- end -}}
+{{- $scaled := or (gt (int $values.replicas) 1) (and $values.autoscaling $values.autoscaling.enabled) -}}
+{{- if and $scaled (has $service (list "dataprep" "caption-qa" "alert-dispatch")) -}}
+{{- if not (or $config.ARGUS_REDIS_URL (has "ARGUS_REDIS_URL" $secretNames)) -}}
+{{- fail (printf "services.%s: more than one replica needs Redis for what the replicas share: set backends.redis.url, backends.redis.existingSecret or backends.redis.deploy.enabled=true" $service) -}}
+{{- end -}}
+{{- $prefix := get (dict "dataprep" "MM_DATAPREP_" "caption-qa" "CAPTION_QA_") $service -}}
+{{- if and $prefix (ne (get $config (printf "%sSTORAGE_BACKEND" $prefix)) "s3") -}}
+{{- fail (printf "services.%s: more than one replica needs its media in S3, not on one pod's volume: set backends.s3.endpoint" $service) -}}
+{{- end -}}
+{{- if and $prefix (ne (get $config (printf "%sVECTORDB_BACKEND" $prefix)) "weaviate") -}}
+{{- fail (printf "services.%s: more than one replica needs its vectors in Weaviate, not in one pod's LanceDB: set backends.weaviate.url" $service) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}

@@ -74,7 +74,18 @@ describe('JobWorkloadDriver: long-running workloads as apps/v1 Deployments', () 
       nodeSelector: POD.nodeSelector,
       securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
     });
-    expect(pod.containers[0].command).toEqual(['argus', 'worker', 'camera-watcher', '--resource', 'media/front-door']);
+    expect(pod.containers[0].command).toEqual([
+      'argus',
+      'worker',
+      'camera-watcher',
+      '--resource',
+      'media/front-door',
+      '--health-port',
+      '8090',
+    ]);
+    // A worker that hangs is restarted: its liveness probe asks the worker's own /healthz.
+    expect(pod.containers[0].livenessProbe).toMatchObject({ httpGet: { path: '/healthz', port: 'health' } });
+    expect(pod.containers[0].ports).toEqual([{ name: 'health', containerPort: 8090 }]);
     expect(pod.containers[0].securityContext).toEqual({
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
@@ -113,6 +124,52 @@ describe('JobWorkloadDriver: long-running workloads as apps/v1 Deployments', () 
     const gpu = fake.get('apps', 'deployments', 'media', jobName(run)).spec.template.spec;
     expect(gpu).toMatchObject({ nodeSelector: POD.nodeSelector, serviceAccountName: 'argus-worker' });
     expect(gpu.containers[0].resources).toEqual(POD.resources);
+  });
+
+  it("gives a worker's pods its own image, affinity, variables and volumes; an empty command runs the image's entrypoint", async () => {
+    const secretKey = { name: 'ARGUS_API_KEYS_FILE', value: '/var/run/secrets/argus/api-keys/keys' };
+    const fromSecret = { name: 'VLM_API_KEY', valueFrom: { secretKeyRef: { name: 'vlm', key: 'api-key' } } };
+    const affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['gpu'] }] }],
+        },
+      },
+    };
+    const placed = new JobWorkloadDriver(fake.kubeConfig('operator'), {
+      ...POD,
+      command: [],
+      overrides: {
+        'camera-watcher': {
+          image: 'ghcr.io/argus/argus:1.0.0-cuda',
+          affinity,
+          env: [secretKey, fromSecret],
+          volumes: [{ name: 'api-keys', secret: { secretName: 'keys', items: [{ key: 'k', path: 'keys' }] } }],
+          volumeMounts: [{ name: 'api-keys', mountPath: '/var/run/secrets/argus/api-keys', readOnly: true }],
+        },
+      },
+    });
+    await placed.ensure(owner, SPEC);
+    const pod = fake.list('apps', 'deployments')[0].spec.template.spec;
+    const [container] = pod.containers;
+    expect(container.image).toBe('ghcr.io/argus/argus:1.0.0-cuda');
+    expect(container.command).toBeUndefined();
+    expect(container.args).toEqual([
+      'worker',
+      'camera-watcher',
+      '--resource',
+      'media/front-door',
+      '--health-port',
+      '8090',
+    ]);
+    expect(pod.affinity).toEqual(affinity);
+    expect(container.env).toEqual(expect.arrayContaining([secretKey, fromSecret]));
+    expect(pod.volumes.map((v: { name: string }) => v.name)).toEqual(['tmp', 'data', 'api-keys']);
+    expect(container.volumeMounts).toContainEqual({
+      name: 'api-keys',
+      mountPath: '/var/run/secrets/argus/api-keys',
+      readOnly: true,
+    });
   });
 
   it('inspects: none, waiting (FailedCreate from ReplicaFailure, image pull), available, restarts, progress deadline', async () => {

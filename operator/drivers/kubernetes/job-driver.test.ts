@@ -72,7 +72,7 @@ describe('JobWorkloadDriver at the HTTP boundary', () => {
     });
     expect(pod.containers[0]).toMatchObject({
       image: POD.image,
-      command: ['argus', 'worker', 'ingest', '--job', 'media/job-a', '--completions', '3'],
+      command: ['argus', 'worker', 'ingest', '--job', 'media/job-a', '--completions', '3', '--health-port', '8090'],
       resources: POD.resources,
       envFrom: POD.envFrom,
     });
@@ -184,11 +184,12 @@ describe('JobWorkloadDriver at the HTTP boundary', () => {
       readOnlyRootFilesystem: true,
       capabilities: { drop: ['ALL'] },
     });
+    // The models are the image's (its ARGUS_MODELS_DIR): no volume hides them, no variable moves them.
     expect(pod.spec.containers[0].volumeMounts.map((m: { mountPath: string }) => m.mountPath)).toEqual([
       '/tmp',
       '/var/lib/argus/data',
-      '/var/lib/argus/models',
     ]);
+    expect(pod.spec.containers[0].env.map((e: { name: string }) => e.name)).not.toContain('ARGUS_MODELS_DIR');
   });
 
   it('fails a Job past its back-off limit as the Job controller does', async () => {

@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { V1Deployment, V1Job, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type {
+  V1Affinity,
+  V1Deployment,
+  V1EnvVar,
+  V1Job,
+  V1PodTemplateSpec,
+  V1Volume,
+  V1VolumeMount,
+} from '@kubernetes/client-node';
 import type { AnyResource } from '../../api/index.js';
 import type { BatchWorkloadSpec, LongRunningWorkloadSpec } from '../../ports/index.js';
 
@@ -8,7 +16,7 @@ export interface WorkerPodTemplate {
   image: string;
   /**
    * The argus command in the image; `worker <name> --job <ns>/<name> --completions <n>` is appended (a Job), or
-   * `worker <name> --resource <ns>/<name>` (a Deployment).
+   * `worker <name> --resource <ns>/<name>` (a Deployment). Empty: the image's entrypoint runs with those as args.
    */
   command: string[];
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
@@ -20,6 +28,12 @@ export interface WorkerPodTemplate {
   envFrom: Array<{ configMapRef: { name: string } } | { secretRef: { name: string } }>;
   /** Finished Jobs (and their pods) are removed this long after they finish. */
   ttlSecondsAfterFinished: number;
+  /** Variables of the worker container after the fixed ones, e.g. a key from a Secret (`valueFrom.secretKeyRef`). */
+  env?: V1EnvVar[];
+  /** Volumes besides the writable ones (`tmp`, `data`), e.g. the API keys Secret or a PVC of extra models. */
+  volumes?: V1Volume[];
+  volumeMounts?: V1VolumeMount[];
+  affinity?: V1Affinity;
   /**
    * Per worker name (`ingest`, `camera-watcher`, `caption-run`): the placement, resources, ServiceAccount and
    * environment of that worker's pods instead of the defaults above (each field given replaces the default's).
@@ -29,7 +43,19 @@ export interface WorkerPodTemplate {
 
 /** What one worker's pods may set differently from the default worker pod template. */
 export type WorkerPodOverride = Partial<
-  Pick<WorkerPodTemplate, 'nodeSelector' | 'tolerations' | 'resources' | 'serviceAccountName' | 'envFrom'>
+  Pick<
+    WorkerPodTemplate,
+    | 'image'
+    | 'nodeSelector'
+    | 'tolerations'
+    | 'affinity'
+    | 'resources'
+    | 'serviceAccountName'
+    | 'envFrom'
+    | 'env'
+    | 'volumes'
+    | 'volumeMounts'
+  >
 >;
 
 /** The pod template of `worker`: the defaults with that worker's overrides. */
@@ -77,22 +103,28 @@ export const WORKER_UID = 10001;
 
 /**
  * Writable places of a worker on its read-only root filesystem (emptyDir volumes): /tmp (temporary files, HOME for
- * tools that write under it), the data directory (dataprep's temporary media, local state) and the models directory
- * (the models imported at start).
+ * tools that write under it) and the data directory (dataprep's temporary media, local state). The models are the
+ * image's own (its ARGUS_MODELS_DIR, imported at build time): no volume hides them.
  */
 const WRITABLE_DIRS = [
   { name: 'tmp', mountPath: '/tmp' },
   { name: 'data', mountPath: '/var/lib/argus/data' },
-  { name: 'models', mountPath: '/var/lib/argus/models' },
 ];
+
+/**
+ * Where a worker answers `GET /healthz` (`argus worker … --health-port`): the liveness probe restarts (a Deployment's)
+ * or fails (a Job's, then retried per backoffLimit) a worker whose process hangs.
+ */
+export const WORKER_HEALTH_PORT = 8090;
 
 /** The worker pod template both workload kinds use: restricted pod security, writable emptyDirs, the worker's command. */
 function workerPodTemplate(
   labels: Record<string, string>,
-  args: string[],
+  workerArgs: string[],
   restartPolicy: 'Never' | 'Always',
   pod: WorkerPodTemplate,
 ): V1PodTemplateSpec {
+  const args = [...workerArgs, '--health-port', String(WORKER_HEALTH_PORT)];
   return {
     metadata: { labels },
     spec: {
@@ -105,29 +137,34 @@ function workerPodTemplate(
         fsGroup: WORKER_UID,
         seccompProfile: { type: 'RuntimeDefault' },
       },
-      volumes: WRITABLE_DIRS.map(({ name }) => ({ name, emptyDir: {} })),
+      volumes: [...WRITABLE_DIRS.map(({ name }) => ({ name, emptyDir: {} })), ...(pod.volumes ?? [])],
       ...(pod.serviceAccountName ? { serviceAccountName: pod.serviceAccountName } : {}),
       ...(Object.keys(pod.nodeSelector).length ? { nodeSelector: pod.nodeSelector } : {}),
       ...(pod.tolerations.length ? { tolerations: pod.tolerations } : {}),
+      ...(pod.affinity && Object.keys(pod.affinity).length ? { affinity: pod.affinity } : {}),
       containers: [
         {
           name: 'worker',
           image: pod.image,
           ...(pod.imagePullPolicy ? { imagePullPolicy: pod.imagePullPolicy } : {}),
-          command: [...pod.command, 'worker', ...args],
+          ...(pod.command.length ? { command: [...pod.command, 'worker', ...args] } : { args: ['worker', ...args] }),
           ...(Object.keys(pod.resources).length ? { resources: pod.resources } : {}),
+          ports: [{ name: 'health', containerPort: WORKER_HEALTH_PORT }],
+          // The worker starts (loads its models, reads its resource) before its first probe matters.
+          startupProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 5, failureThreshold: 60 },
+          livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 10, failureThreshold: 6 },
           ...(pod.envFrom.length ? { envFrom: pod.envFrom } : {}),
           env: [
             { name: 'ARGUS_DATA_DIR', value: '/var/lib/argus/data' },
-            { name: 'ARGUS_MODELS_DIR', value: '/var/lib/argus/models' },
             { name: 'HOME', value: '/tmp' },
+            ...(pod.env ?? []),
           ],
           securityContext: {
             allowPrivilegeEscalation: false,
             readOnlyRootFilesystem: true,
             capabilities: { drop: ['ALL'] },
           },
-          volumeMounts: WRITABLE_DIRS,
+          volumeMounts: [...WRITABLE_DIRS, ...(pod.volumeMounts ?? [])],
         },
       ],
     },

@@ -36,11 +36,51 @@ const TOLERATIONS = Joi.array().items(
   }),
 );
 const RESOURCES = Joi.object({ limits: quantities, requests: quantities });
+const AFFINITY = Joi.object({
+  nodeAffinity: Joi.object().unknown(true),
+  podAffinity: Joi.object().unknown(true),
+  podAntiAffinity: Joi.object().unknown(true),
+});
+const NAME = Joi.string().pattern(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+const KEY_ITEMS = Joi.array().items(Joi.object({ key: Joi.string().required(), path: Joi.string().required() }));
+/** Variables of a worker container: a value, or one key of a Secret or ConfigMap (what the chart hands on). */
+const ENV = Joi.array().items(
+  Joi.object({
+    name: Joi.string()
+      .pattern(/^[A-Za-z_][A-Za-z0-9_]*$/)
+      .required(),
+    value: Joi.string().allow(''),
+    valueFrom: Joi.object({
+      secretKeyRef: Joi.object({ name: NAME.required(), key: Joi.string().required(), optional: Joi.boolean() }),
+      configMapKeyRef: Joi.object({ name: NAME.required(), key: Joi.string().required(), optional: Joi.boolean() }),
+    }).xor('secretKeyRef', 'configMapKeyRef'),
+  }).xor('value', 'valueFrom'),
+);
+/** Extra volumes of a worker pod: a Secret (e.g. the API keys file), a ConfigMap or a PVC (e.g. extra models). */
+const VOLUMES = Joi.array().items(
+  Joi.object({
+    name: Joi.string().pattern(DNS_LABEL).invalid('tmp', 'data').required(),
+    secret: Joi.object({ secretName: NAME.required(), items: KEY_ITEMS, optional: Joi.boolean() }),
+    configMap: Joi.object({ name: NAME.required(), items: KEY_ITEMS, optional: Joi.boolean() }),
+    persistentVolumeClaim: Joi.object({ claimName: NAME.required(), readOnly: Joi.boolean() }),
+  }).xor('secret', 'configMap', 'persistentVolumeClaim'),
+);
+const VOLUME_MOUNTS = Joi.array().items(
+  Joi.object({
+    name: Joi.string().required(),
+    mountPath: Joi.string().pattern(/^\//).required(),
+    readOnly: Joi.boolean(),
+    subPath: Joi.string(),
+  }),
+);
 /** The workers whose pods may be placed apart (`ARGUS_WORKER_POD_OVERRIDES`). */
 const WORKER_NAMES = ['ingest', 'camera-watcher', 'caption-run'];
 
 /** One worker's overrides as the variable writes them (envFrom as in ARGUS_WORKER_ENV_FROM). */
-interface WorkerPodOverrideEnv {
+interface WorkerPodOverrideEnv extends Pick<
+  WorkerPodOverride,
+  'image' | 'affinity' | 'env' | 'volumes' | 'volumeMounts'
+> {
   nodeSelector?: Record<string, string>;
   tolerations?: Array<Record<string, string | number>>;
   resources?: WorkerPodTemplate['resources'];
@@ -96,8 +136,12 @@ export const kubernetesEnvSchema = {
       'Image of the worker pods (the argus image); required, also when the operator runs out of the cluster',
     ),
   ARGUS_WORKER_COMMAND: Joi.string()
+    .allow('')
     .default('argus')
-    .description('The argus command in the image (space-separated); "worker <name> --job ..." is appended'),
+    .description(
+      'The argus command in the image (space-separated); "worker <name> --job ..." is appended. Empty: the ' +
+        "image's entrypoint, given those as args",
+    ),
   ARGUS_WORKER_IMAGE_PULL_POLICY: Joi.string().valid('Always', 'IfNotPresent', 'Never'),
   ARGUS_WORKER_NODE_SELECTOR: jsonValue(NODE_SELECTOR)
     .default({})
@@ -125,18 +169,25 @@ export const kubernetesEnvSchema = {
     Joi.object().pattern(
       Joi.string().valid(...WORKER_NAMES),
       Joi.object({
+        image: Joi.string(),
         nodeSelector: NODE_SELECTOR,
         tolerations: TOLERATIONS,
+        affinity: AFFINITY,
         resources: RESOURCES,
         serviceAccountName: SERVICE_ACCOUNT,
         envFrom: ENV_FROM,
+        env: ENV,
+        volumes: VOLUMES,
+        volumeMounts: VOLUME_MOUNTS,
       }),
     ),
   )
     .default({})
     .description(
-      'JSON object by worker name (ingest, camera-watcher, caption-run): nodeSelector, tolerations, resources, ' +
-        'serviceAccountName, envFrom ("configMap:<name>,secret:<name>") of that worker\'s pods instead of the defaults',
+      'JSON object by worker name (ingest, camera-watcher, caption-run): image, nodeSelector, tolerations, affinity, ' +
+        'resources, serviceAccountName, envFrom ("configMap:<name>,secret:<name>"), env (values or secretKeyRef), ' +
+        "volumes (secret, configMap, persistentVolumeClaim) and volumeMounts of that worker's pods instead of the " +
+        'defaults',
     ),
   ARGUS_LEADER_ELECTION: envBoolean().default(true).description('Run for leader on a Lease (off: lead at once)'),
   ARGUS_LEADER_ELECTION_LEASE_NAME: Joi.string().pattern(DNS_LABEL).default('argus-operator'),
