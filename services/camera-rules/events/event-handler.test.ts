@@ -7,7 +7,9 @@ import { createLogger } from '../../lib/log/index.js';
 import { AlertDispatchSink } from '../actions/alert-sink.js';
 import type { Sleep } from '../actions/retry.js';
 import { DataprepSearchIndex } from '../actions/search-index.js';
-import { OFFLINE_LABEL, OfflineSummarizer } from '../actions/summarizer.js';
+import { OFFLINE_LABEL, OfflineSummarizer, VlmSummarizer, type Summarizer } from '../actions/summarizer.js';
+import { ChatCompletionsClient } from '../../lib/llm/index.js';
+import { startFakeChatCompletions } from '../../../test/support/fake-chat-completions.js';
 import { FrigateRecorder } from '../recorder/frigate-recorder.js';
 import { RuleBook } from '../rules/rule-book.js';
 import { FakeFrigate } from '../testing/fake-frigate.js';
@@ -37,7 +39,7 @@ const sleep: Sleep = async (ms) => {
   onSleep?.();
 };
 
-function handler(overrides: { alertsUrl?: string; rules?: RuleBook } = {}): EventHandler {
+function handler(overrides: { alertsUrl?: string; rules?: RuleBook; summarizer?: Summarizer } = {}): EventHandler {
   return new EventHandler({
     rules: overrides.rules ?? new RuleBook(app.store, TEST_NAMESPACE, logger),
     recorder: new FrigateRecorder({ url: frigate.url, timeoutMs: 5000 }),
@@ -48,7 +50,7 @@ function handler(overrides: { alertsUrl?: string; rules?: RuleBook } = {}): Even
       frameInterval: 15,
     }),
     alerts: new AlertDispatchSink({ url: overrides.alertsUrl ?? peers.alertDispatch, timeoutMs: 5000 }),
-    summarizer: new OfflineSummarizer(),
+    summarizer: overrides.summarizer ?? new OfflineSummarizer(),
     notes,
     alertTools: ['log_alert', 'capture_snapshot'],
     logger,
@@ -236,4 +238,55 @@ describe('an end event through the rules to dataprep and alert-dispatch', () => 
     const search = (await (await fetch(`${app.url}/rules/search-responses/`)).json()) as any;
     expect(search['index people'].map((r: any) => r.event_id)).toEqual([noClip, id]);
   }, 120_000);
+
+  it('summarizes with the VLM, and falls back to the labelled offline summary when the VLM fails', async () => {
+    const vlm = await startFakeChatCompletions({ kind: 'content', content: ' A courier drops a parcel. ' });
+    try {
+      const summarizer = new VlmSummarizer(
+        new ChatCompletionsClient({ baseUrl: vlm.baseUrl, model: 'tiny-vlm', timeoutMs: 5000 }),
+        {
+          maxTokens: 100,
+          temperature: 0,
+        },
+      );
+      const described = `${T0 + 400}.5-e2e005`;
+      frigate.addEvent({ id: described, camera: 'garden', start_time: T0 + 400, end_time: T0 + 402 });
+      const event = (
+        await new FrigateRecorder({ url: frigate.url, timeoutMs: 5000 }).events({ camera: 'garden', limit: 10 })
+      )[0];
+      expect(await handler({ summarizer }).handle('end', event)).toEqual([
+        { ruleId: 'describe people', state: 'succeeded', message: 'summary (vlm)' },
+      ]);
+      // The snapshot went to the model as an image, the detections as text.
+      const sent = vlm.requests[0].body.messages[1].content;
+      expect(sent[0].text).toContain('camera garden');
+      expect(sent[1].image_url.url).toMatch(/^data:image\/jpeg;base64,\/9j\//);
+
+      vlm.behaviour = { kind: 'status', status: 503 };
+      const failed = `${T0 + 500}.5-e2e006`;
+      frigate.addEvent({ id: failed, camera: 'garden', start_time: T0 + 500, end_time: T0 + 502 });
+      const second = (
+        await new FrigateRecorder({ url: frigate.url, timeoutMs: 5000 }).events({ camera: 'garden', limit: 10 })
+      )[0];
+      sleeps = [];
+      const outcomes = await handler({ summarizer }).handle('end', second);
+      expect(outcomes).toEqual([
+        {
+          ruleId: 'describe people',
+          state: 'succeeded',
+          message: expect.stringMatching(
+            /^offline summary: the vision-language model failed: .*503.*\(after 3 attempts\)$/,
+          ),
+        },
+      ]);
+      expect(sleeps).toEqual([500, 1000]);
+      const responses = (await (await fetch(`${app.url}/rules/responses/`)).json()) as any;
+      expect(responses['describe people'][described]).toBe('Summary by tiny-vlm: A courier drops a parcel.');
+      expect(responses['describe people'][failed]).toMatch(
+        /^Summary from the recorder’s detections \(the vision-language model failed: .*503.*\): A person on camera garden /,
+      );
+    } finally {
+      await vlm.close();
+    }
+  });
 });

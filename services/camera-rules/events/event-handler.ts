@@ -4,7 +4,7 @@ import type { Alert, AlertSink } from '../actions/alert-sink.js';
 import { RetriesExhaustedError, withRetry, type RetryPolicy, type Sleep } from '../actions/retry.js';
 import type { MediaToIndex, SearchIndex } from '../actions/search-index.js';
 import { ServiceCallError } from '../actions/service-error.js';
-import type { Summarizer } from '../actions/summarizer.js';
+import { fallbackLabel, offlineSummary, type Summarizer } from '../actions/summarizer.js';
 import {
   MediaNotReadyError,
   RecorderUnavailableError,
@@ -154,8 +154,22 @@ export class EventHandler {
       case 'summarize': {
         const snapshot = await this.snapshot(event, signal);
         const note = this.deps.notes.get(event.id);
-        const { value } = await call(() => this.deps.summarizer.summarize({ event, snapshot, note }, signal));
-        return { state: 'succeeded', message: `summary (${this.deps.summarizer.kind})`, result: value };
+        const input = { event, snapshot, note };
+        const { summarizer } = this.deps;
+        try {
+          const { value } = await call(() => summarizer.summarize(input, signal));
+          return { state: 'succeeded', message: `summary (${summarizer.kind})`, result: value };
+        } catch (error) {
+          // The VLM failed for good: the offline summary instead, labelled with why (never passed off as the model's).
+          if (signal?.aborted || summarizer.kind === 'offline') throw error;
+          const why = reason(error);
+          this.deps.logger.warn('VLM summary failed; offline summary instead', { rule: rule.id, event: event.id, why });
+          return {
+            state: 'succeeded',
+            message: `offline summary: the vision-language model failed: ${why}`,
+            result: offlineSummary(input, fallbackLabel(why)),
+          };
+        }
       }
       case 'alert': {
         const snapshot = await this.snapshot(event, signal);
