@@ -13,6 +13,8 @@ export type RecorderConfig =
       url: string;
       /** Sent as `Authorization: Bearer …` when set (Frigate's authenticated port, or a proxy in front of it). */
       token?: string;
+      /** A Frigate user whose session (`/api/login`, cookie `frigate_token`) authenticates every request. */
+      credentials?: { user: string; password: string };
       /** Bound of one request to Frigate, milliseconds. */
       timeoutMs: number;
       /** Frigate's MQTT topic prefix (`mqtt.topic_prefix` in its config). */
@@ -63,6 +65,8 @@ interface CameraRulesEnv extends PlatformEnv {
   CAMERA_RULES_DATA_DIR?: string;
   CAMERA_RULES_FRIGATE_URL?: string;
   CAMERA_RULES_FRIGATE_TOKEN?: string;
+  CAMERA_RULES_FRIGATE_USER?: string;
+  CAMERA_RULES_FRIGATE_PASSWORD?: string;
   CAMERA_RULES_FRIGATE_TIMEOUT_MS: number;
   CAMERA_RULES_FRIGATE_TOPIC_PREFIX: string;
   CAMERA_RULES_RECORDINGS_DIR?: string;
@@ -93,6 +97,8 @@ const schema = Joi.object<CameraRulesEnv>({
   CAMERA_RULES_DATA_DIR: Joi.string(),
   CAMERA_RULES_FRIGATE_URL: httpUrl().description('Frigate HTTP root; set, Frigate is the recorder'),
   CAMERA_RULES_FRIGATE_TOKEN: Joi.string().description('Bearer token for Frigate (never logged)'),
+  CAMERA_RULES_FRIGATE_USER: Joi.string().max(256).description('Frigate user whose session authenticates requests'),
+  CAMERA_RULES_FRIGATE_PASSWORD: Joi.string().max(1024).description("That user's password (never logged)"),
   CAMERA_RULES_FRIGATE_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(5000),
   CAMERA_RULES_FRIGATE_TOPIC_PREFIX: Joi.string()
     .pattern(/^[^#+\s]+$/)
@@ -119,7 +125,10 @@ const schema = Joi.object<CameraRulesEnv>({
   VLM_TEMPERATURE: Joi.number().min(0).max(2).default(0),
   VLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(20_000),
   MQTT_BROKER: Joi.string().uri({ scheme: ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'] }),
-}).oxor('CAMERA_RULES_FRIGATE_URL', 'CAMERA_RULES_RECORDINGS_DIR');
+})
+  .oxor('CAMERA_RULES_FRIGATE_URL', 'CAMERA_RULES_RECORDINGS_DIR')
+  .and('CAMERA_RULES_FRIGATE_USER', 'CAMERA_RULES_FRIGATE_PASSWORD')
+  .oxor('CAMERA_RULES_FRIGATE_TOKEN', 'CAMERA_RULES_FRIGATE_USER');
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
 
@@ -136,6 +145,10 @@ export function loadCameraRulesConfig(env: NodeJS.ProcessEnv): CameraRulesConfig
         kind: 'frigate',
         url: trimSlash(c.CAMERA_RULES_FRIGATE_URL),
         token: c.CAMERA_RULES_FRIGATE_TOKEN,
+        credentials:
+          c.CAMERA_RULES_FRIGATE_USER && c.CAMERA_RULES_FRIGATE_PASSWORD
+            ? { user: c.CAMERA_RULES_FRIGATE_USER, password: c.CAMERA_RULES_FRIGATE_PASSWORD }
+            : undefined,
         timeoutMs: c.CAMERA_RULES_FRIGATE_TIMEOUT_MS,
         topicPrefix: c.CAMERA_RULES_FRIGATE_TOPIC_PREFIX,
         mqttBroker: c.MQTT_BROKER,
