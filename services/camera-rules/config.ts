@@ -52,6 +52,8 @@ export interface CameraRulesConfig {
   policies: HandlerPolicies;
   /** Time between a watcher's catch-ups with the recorder's event list, milliseconds. */
   watcherPollMs: number;
+  /** How long a rule action's claim lives without renewal before another handling may run it again. */
+  claimLeaseMs: number;
 }
 
 const OWNED_PREFIXES = ['CAMERA_RULES_', 'MQTT_'];
@@ -80,6 +82,7 @@ interface CameraRulesEnv extends PlatformEnv {
   CAMERA_RULES_CLIP_ATTEMPTS: number;
   CAMERA_RULES_ACTION_ATTEMPTS: number;
   CAMERA_RULES_WATCHER_POLL_SECONDS: number;
+  CAMERA_RULES_CLAIM_LEASE_SECONDS: number;
   VLM_BASE_URL?: string;
   VLM_MODEL: string;
   VLM_API_KEY?: string;
@@ -117,6 +120,7 @@ const schema = Joi.object<CameraRulesEnv>({
   CAMERA_RULES_CLIP_ATTEMPTS: Joi.number().integer().min(1).max(100).default(8),
   CAMERA_RULES_ACTION_ATTEMPTS: Joi.number().integer().min(1).max(100).default(4),
   CAMERA_RULES_WATCHER_POLL_SECONDS: Joi.number().min(1).max(86_400).default(60),
+  CAMERA_RULES_CLAIM_LEASE_SECONDS: Joi.number().min(3).max(3600).default(60),
   // Shared with frame-analysis (same names and meaning); frame-analysis owns the VLM_ prefix.
   VLM_BASE_URL: httpUrl(),
   VLM_MODEL: Joi.string().default('default'),
@@ -184,5 +188,6 @@ export function loadCameraRulesConfig(env: NodeJS.ProcessEnv): CameraRulesConfig
       action: { attempts: c.CAMERA_RULES_ACTION_ATTEMPTS, baseDelayMs: 1000, maxDelayMs: 8000 },
     },
     watcherPollMs: Math.round(c.CAMERA_RULES_WATCHER_POLL_SECONDS * 1000),
+    claimLeaseMs: Math.round(c.CAMERA_RULES_CLAIM_LEASE_SECONDS * 1000),
   };
 }

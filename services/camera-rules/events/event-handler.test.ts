@@ -56,6 +56,8 @@ function handler(overrides: { alertsUrl?: string; rules?: RuleBook; summarizer?:
     logger,
     policies: POLICIES,
     sleep,
+    clock: overrides.clock,
+    claimLeaseMs: 60_000,
   });
 }
 
@@ -288,5 +290,39 @@ describe('an end event through the rules to dataprep and alert-dispatch', () => 
     } finally {
       await vlm.close();
     }
+  });
+
+  it('leaves an action another replica is running, and runs it again once that replica stopped renewing its claim', async () => {
+    const stranded = `${T0 + 600}.5-e2e007`;
+    frigate.addEvent({ id: stranded, camera: 'yard', label: 'car', start_time: T0 + 600, end_time: T0 + 601 });
+    const event = (
+      await new FrigateRecorder({ url: frigate.url, timeoutMs: 5000 }).events({ camera: 'yard', limit: 1 })
+    )[0];
+    const book = new RuleBook(app.store, TEST_NAMESPACE, logger);
+    const claimedAt = new Date('2026-12-30T12:00:00Z');
+    // Another replica claimed the event and then died mid-action: its result is pending.
+    expect(await book.claim('cars', stranded, 'yard', claimedAt, 60_000)).toBe('claimed');
+    const at = (ms: number) => () => new Date(claimedAt.getTime() + ms);
+    // While its lease runs (renewed at +40 s), the event is held: nothing is run twice.
+    expect(await handler({ clock: at(30_000) }).handle('end', event)).toEqual([{ ruleId: 'cars', state: 'held' }]);
+    expect(await book.renew('cars', stranded, new Date(claimedAt.getTime() + 40_000))).toBe(true);
+    expect(await handler({ clock: at(90_000) }).handle('end', event)).toEqual([{ ruleId: 'cars', state: 'held' }]);
+    let responses = (await (await fetch(`${app.url}/rules/responses/`)).json()) as any;
+    expect(responses.cars[stranded]).toBe('pending');
+    // No renewal for a whole lease: the next handling runs the action, counted once.
+    const countBefore = ((await (await fetch(`${app.url}/rules/cars`)).json()) as any).count;
+    const outcomes = await handler({ clock: at(101_000) }).handle('end', event);
+    expect(outcomes).toEqual([
+      {
+        ruleId: 'cars',
+        state: 'succeeded',
+        message: expect.stringMatching(/^run again after the replica that claimed it stopped: alert sent/),
+      },
+    ]);
+    responses = (await (await fetch(`${app.url}/rules/responses/`)).json()) as any;
+    expect(responses.cars[stranded]).toBe('car on camera yard matched rule cars');
+    expect(await (await fetch(`${app.url}/rules/cars`)).json()).toMatchObject({ count: countBefore });
+    expect(await book.renew('cars', stranded, new Date())).toBe(false);
+    expect(await handler().handle('end', event)).toEqual([{ ruleId: 'cars', state: 'duplicate' }]);
   });
 });

@@ -45,13 +45,25 @@ export interface EventHandlerDeps {
   policies?: HandlerPolicies;
   sleep: Sleep;
   clock?: () => Date;
+  /**
+   * How long a claim lives without renewal (default 60 s): the action's runner renews it every third of that, and
+   * a pending result older than it belongs to a replica that stopped, so the event's next handling runs it again.
+   */
+  claimLeaseMs?: number;
 }
+
+/** Default lease of a claimed event's action. */
+export const DEFAULT_CLAIM_LEASE_MS = 60_000;
 
 /** What one matching rule did with one event. */
 export interface RuleOutcome {
   ruleId: string;
-  /** `duplicate`: the rule had already fired on this event (here, on another replica, or before a restart). */
-  state: CameraRuleResult['state'] | 'duplicate';
+  /**
+   * `duplicate`: the rule had already fired on this event (here, on another replica, or before a restart); `held`:
+   * another replica's live claim is running it (offer the event again later: if that replica stops, its lease ends
+   * and the next handling runs the action).
+   */
+  state: CameraRuleResult['state'] | 'duplicate' | 'held';
   message?: string;
 }
 
@@ -107,9 +119,37 @@ export class EventHandler {
 
   private async fire(rule: RuleView, event: RecorderEvent, source: string, signal?: AbortSignal): Promise<RuleOutcome> {
     const { rules, logger } = this.deps;
-    if (!(await rules.claim(rule.id, event.id, event.camera, this.clock()))) {
-      return { ruleId: rule.id, state: 'duplicate' };
+    const leaseMs = this.deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
+    const claim = await rules.claim(rule.id, event.id, event.camera, this.clock(), leaseMs);
+    if (claim === 'done') return { ruleId: rule.id, state: 'duplicate' };
+    if (claim === 'held') return { ruleId: rule.id, state: 'held' };
+    if (claim === 'resumed') {
+      logger.warn('rule action resumed: the replica that claimed it stopped renewing its lease', {
+        rule: rule.id,
+        event: event.id,
+      });
     }
+    const heartbeat = setInterval(() => {
+      rules.renew(rule.id, event.id, this.clock()).catch((error) => {
+        logger.warn('could not renew a rule action claim', { rule: rule.id, event: event.id, error: reason(error) });
+      });
+    }, leaseMs / 3);
+    heartbeat.unref();
+    try {
+      return await this.run(rule, event, source, claim === 'resumed', signal);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async run(
+    rule: RuleView,
+    event: RecorderEvent,
+    source: string,
+    resumed: boolean,
+    signal?: AbortSignal,
+  ): Promise<RuleOutcome> {
+    const { rules, logger } = this.deps;
     let attempts = 0;
     const counted =
       <T>(step: () => Promise<T>) =>
@@ -124,6 +164,12 @@ export class EventHandler {
       if (signal?.aborted) throw error;
       outcome = { state: 'failed', message: reason(error) };
       logger.warn('rule action failed', { rule: rule.id, event: event.id, action: rule.action, error: reason(error) });
+    }
+    if (resumed) {
+      outcome = {
+        ...outcome,
+        message: `run again after the replica that claimed it stopped: ${outcome.message ?? ''}`,
+      };
     }
     await rules.settle(rule.id, event.id, { ...outcome, attempts, updatedAt: this.clock().toISOString() });
     return { ruleId: rule.id, state: outcome.state, message: outcome.message };

@@ -26,6 +26,9 @@ export interface RuleView {
   count: number;
 }
 
+/** What claiming an event for a rule gave (see RuleBook.claim). */
+export type ClaimOutcome = 'claimed' | 'resumed' | 'done' | 'held';
+
 /** A rule to add, as validated at the edge. */
 export type NewRule = Omit<RuleView, 'count'>;
 
@@ -159,19 +162,21 @@ export class RuleBook {
   }
 
   /**
-   * Claims `eventId` for the rule: records it `pending` and counts the match, unless the rule already has a result for
-   * the event (it fired already — on this replica, another one, or before a restart). Conflict-safe: of replicas
-   * claiming at once exactly one gets true. False also when the rule is gone.
+   * Claims `eventId` for the rule. `claimed`: recorded `pending` and the match counted — the caller runs the action,
+   * renewing the claim (renew) at least every `leaseMs`. `resumed`: the event was pending but its claim had not been
+   * renewed for `leaseMs` (the replica running the action stopped), so this caller runs it again (not counted twice).
+   * `done`: the rule already has a result for the event (it fired — here, on another replica, or before a restart).
+   * `held`: another live claim is running it. Conflict-safe: of replicas claiming at once exactly one wins. `done`
+   * also when the rule is gone.
    */
-  async claim(id: string, eventId: string, camera: string, now: Date): Promise<boolean> {
-    let claimed = false;
+  async claim(id: string, eventId: string, camera: string, now: Date, leaseMs: number): Promise<ClaimOutcome> {
+    let outcome: ClaimOutcome = 'done';
     await this.guarded(() =>
       updateStatusWithRetry(this.store, 'CameraRule', this.namespace, ruleObjectName(id), (latest) => {
-        claimed = false;
+        outcome = 'done';
         if (latest.spec.id !== id) return undefined;
         const results = latest.status?.results ?? [];
-        if (results.some((r) => r.eventId === eventId)) return undefined;
-        claimed = true;
+        const at = results.findIndex((r) => r.eventId === eventId);
         const pending: CameraRuleResult = {
           eventId: eventId.slice(0, 256),
           camera: camera.slice(0, 253),
@@ -179,6 +184,19 @@ export class RuleBook {
           attempts: 0,
           updatedAt: now.toISOString(),
         };
+        if (at >= 0) {
+          const found = results[at];
+          if (found.state !== 'pending') return undefined;
+          if (Date.parse(found.updatedAt) + leaseMs > now.getTime()) {
+            outcome = 'held';
+            return undefined;
+          }
+          outcome = 'resumed';
+          const next = [...results];
+          next[at] = { ...pending, attempts: found.attempts };
+          return { ...latest.status, results: next };
+        }
+        outcome = 'claimed';
         return {
           ...latest.status,
           count: (latest.status?.count ?? 0) + 1,
@@ -187,7 +205,24 @@ export class RuleBook {
         };
       }),
     );
-    return claimed;
+    return outcome;
+  }
+
+  /** Renews a claim still pending (its `updatedAt`), so other replicas leave it; false when it is no longer pending. */
+  async renew(id: string, eventId: string, now: Date): Promise<boolean> {
+    let renewed = false;
+    await this.guarded(() =>
+      updateStatusWithRetry(this.store, 'CameraRule', this.namespace, ruleObjectName(id), (latest) => {
+        const results = latest.status?.results ?? [];
+        const at = results.findIndex((r) => r.eventId === eventId && r.state === 'pending');
+        renewed = at >= 0;
+        if (!renewed) return undefined;
+        const next = [...results];
+        next[at] = { ...results[at], updatedAt: now.toISOString() };
+        return { ...latest.status, results: next };
+      }),
+    );
+    return renewed;
   }
 
   /** Records what became of a claimed event's action (the result stays in place; nothing when it was trimmed). */

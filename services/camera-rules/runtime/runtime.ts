@@ -54,6 +54,7 @@ export function openRuntime(
     logger,
     policies: config.policies,
     sleep: realSleep,
+    claimLeaseMs: config.claimLeaseMs,
   });
   return {
     recorder,

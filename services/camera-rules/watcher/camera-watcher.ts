@@ -44,8 +44,9 @@ const DONE_MAX = 5000;
  * a new watcher starts at its creation), at start, after each feed (re)subscription and every `pollMs`. Events are
  * handled one at a time, oldest first: `new` (also late, for an event first seen ended) then `end`; the event
  * handler fires each rule once per event, so overlapping catch-ups and repeated messages cost nothing. After each
- * ended event the status gets `lastEventId`, `lastEventStart` (never past an event still in progress, so a restart
- * catches up on it), `lastEventTime` and `eventsHandled`. A watcher that is gone or disabled returns at once.
+ * ended event the status gets `lastEventId`, `lastEventStart` (never past an event still in progress, or one whose
+ * action another replica's claim holds, so a restart or the next catch-up comes back to it), `lastEventTime` and
+ * `eventsHandled`. A watcher that is gone or disabled returns at once.
  */
 export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
   return async ({ namespace, name, signal }) => {
@@ -81,6 +82,12 @@ export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
       else inProgress.delete(event.id);
       try {
         const outcomes = await handler.handle(type, event, signal);
+        if (outcomes.some((o) => o.state === 'held')) {
+          // Another replica's claim is running an action: the catch-up point stays before the event, and the next
+          // catch-up offers it again (its action is run here if that replica stopped and its lease ran out).
+          inProgress.set(event.id, event.start_time);
+          return;
+        }
         done.add(key);
         if (done.size > DONE_MAX) done.delete(done.values().next().value as string);
         // Seen before (another run or replica handled it): not counted again.
