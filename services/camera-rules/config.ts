@@ -26,6 +26,8 @@ export type RecorderConfig =
       kind: 'directory';
       /** Root of `YYYY-MM-DD/HH/<camera>/MM.SS.mp4` (UTC). */
       dir: string;
+      /** Where the analyses of its segments (detections from dataprep) are kept, shared by the watchers. */
+      detectionsDir: string;
     };
 
 /** Validated settings of the camera-rules service. */
@@ -72,6 +74,7 @@ interface CameraRulesEnv extends PlatformEnv {
   CAMERA_RULES_FRIGATE_TIMEOUT_MS: number;
   CAMERA_RULES_FRIGATE_TOPIC_PREFIX: string;
   CAMERA_RULES_RECORDINGS_DIR?: string;
+  CAMERA_RULES_DETECTIONS_DIR?: string;
   CAMERA_RULES_DATAPREP_URL: string;
   CAMERA_RULES_ALERT_DISPATCH_URL: string;
   CAMERA_RULES_SERVICE_TIMEOUT_MS: number;
@@ -108,6 +111,7 @@ const schema = Joi.object<CameraRulesEnv>({
     .max(128)
     .default('frigate'),
   CAMERA_RULES_RECORDINGS_DIR: Joi.string().description('Recordings in Frigate layout, when no Frigate is configured'),
+  CAMERA_RULES_DETECTIONS_DIR: Joi.string().description("The directory recorder's segment analyses"),
   CAMERA_RULES_DATAPREP_URL: httpUrl().default('http://127.0.0.1:6007/v1/dataprep'),
   CAMERA_RULES_ALERT_DISPATCH_URL: httpUrl().default('http://127.0.0.1:8000/api/v1'),
   CAMERA_RULES_SERVICE_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(10_000),
@@ -131,6 +135,7 @@ const schema = Joi.object<CameraRulesEnv>({
   MQTT_BROKER: Joi.string().uri({ scheme: ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'] }),
 })
   .oxor('CAMERA_RULES_FRIGATE_URL', 'CAMERA_RULES_RECORDINGS_DIR')
+  .oxor('CAMERA_RULES_FRIGATE_URL', 'CAMERA_RULES_DETECTIONS_DIR')
   .and('CAMERA_RULES_FRIGATE_USER', 'CAMERA_RULES_FRIGATE_PASSWORD')
   .oxor('CAMERA_RULES_FRIGATE_TOKEN', 'CAMERA_RULES_FRIGATE_USER');
 
@@ -157,7 +162,11 @@ export function loadCameraRulesConfig(env: NodeJS.ProcessEnv): CameraRulesConfig
         topicPrefix: c.CAMERA_RULES_FRIGATE_TOPIC_PREFIX,
         mqttBroker: c.MQTT_BROKER,
       }
-    : { kind: 'directory', dir: path.resolve(c.CAMERA_RULES_RECORDINGS_DIR ?? path.join(dataDir, 'recordings')) };
+    : {
+        kind: 'directory',
+        dir: path.resolve(c.CAMERA_RULES_RECORDINGS_DIR ?? path.join(dataDir, 'recordings')),
+        detectionsDir: path.resolve(c.CAMERA_RULES_DETECTIONS_DIR ?? path.join(dataDir, 'detections')),
+      };
   return {
     platform,
     host: c.CAMERA_RULES_HOST,

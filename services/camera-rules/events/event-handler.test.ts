@@ -39,7 +39,9 @@ const sleep: Sleep = async (ms) => {
   onSleep?.();
 };
 
-function handler(overrides: { alertsUrl?: string; rules?: RuleBook; summarizer?: Summarizer } = {}): EventHandler {
+function handler(
+  overrides: { alertsUrl?: string; rules?: RuleBook; summarizer?: Summarizer; clock?: () => Date } = {},
+): EventHandler {
   return new EventHandler({
     rules: overrides.rules ?? new RuleBook(app.store, TEST_NAMESPACE, logger),
     recorder: new FrigateRecorder({ url: frigate.url, timeoutMs: 5000 }),

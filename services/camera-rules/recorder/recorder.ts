@@ -28,6 +28,11 @@ export interface EventQuery {
   after?: number;
   before?: number;
   limit: number;
+  /**
+   * A watcher's catch-up: the directory recorder first analyses the final segments in range that have not been
+   * (sends them to search and reads their detections). Other listings show only what was analysed; Frigate ignores it.
+   */
+  analyse?: boolean;
 }
 
 /** Whether the recorder answers, in words for `/health`. */

@@ -3,6 +3,7 @@ import { ChatCompletionsClient } from '../../lib/llm/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import { AlertDispatchSink } from '../actions/alert-sink.js';
 import { realSleep } from '../actions/retry.js';
+import { DataprepSegmentAnalyser } from '../actions/dataprep-segment-analyser.js';
 import { DataprepSearchIndex } from '../actions/search-index.js';
 import { OfflineSummarizer, VlmSummarizer, type Summarizer } from '../actions/summarizer.js';
 import type { CameraRulesConfig } from '../config.js';
@@ -32,7 +33,17 @@ export function openRuntime(
   controlPlane: ServiceControlPlane,
   logger: Logger,
 ): CameraRulesRuntime {
-  const { recorder, feed } = createRecorder(config.recorder, logger);
+  const search = new DataprepSearchIndex({
+    url: config.dataprepUrl,
+    bucket: config.search.bucket,
+    timeoutMs: config.search.timeoutMs,
+    frameInterval: config.search.frameInterval,
+  });
+  const analyser = new DataprepSegmentAnalyser(search, {
+    url: config.dataprepUrl,
+    timeoutMs: config.serviceTimeoutMs,
+  });
+  const { recorder, feed } = createRecorder(config.recorder, logger, analyser);
   const rules = new RuleBook(controlPlane.resources, controlPlane.namespace, logger);
   const notes = new EventNotes();
   const summarizer: Summarizer = config.vlm
@@ -41,12 +52,7 @@ export function openRuntime(
   const handler = new EventHandler({
     rules,
     recorder,
-    search: new DataprepSearchIndex({
-      url: config.dataprepUrl,
-      bucket: config.search.bucket,
-      timeoutMs: config.search.timeoutMs,
-      frameInterval: config.search.frameInterval,
-    }),
+    search,
     alerts: new AlertDispatchSink({ url: config.alertDispatchUrl, timeoutMs: config.serviceTimeoutMs }),
     summarizer,
     notes,

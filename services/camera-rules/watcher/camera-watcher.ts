@@ -109,7 +109,7 @@ export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
       let before: number | undefined;
       const max = deps.catchUpMax ?? 1000;
       while (found.length < max && !signal.aborted) {
-        const page = await recorder.events({ camera, after: cursor, before, limit: PAGE }, signal);
+        const page = await recorder.events({ camera, after: cursor, before, limit: PAGE, analyse: true }, signal);
         found.push(...page);
         if (page.length < PAGE) break;
         before = page[page.length - 1].start_time;
