@@ -1,10 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { CameraRule, CameraWatcher } from '../../operator/api/index.js';
 import { loadControllerSettings } from '../../operator/config.js';
 import { openEmbeddedControlPlane, type ControlPlaneHandle } from '../../operator/embedded-control-plane.js';
+import { fixtureImage, makeTestVideo } from '../../test/support/media.js';
 import { mosquittoMissing, startMosquitto } from '../../test/support/mosquitto.js';
 import { startTestBroker, type TestBroker } from '../../test/support/mqtt-broker.js';
 import { createLogger } from '../lib/log/index.js';
@@ -171,5 +172,90 @@ describe('camera-rules end to end (embedded control plane, Frigate fake, real br
     await frigate.start();
     await settled('e2e-fourth');
     expect((await fetch(`${service.url}/cameras`)).status).toBe(200);
+  }, 120_000);
+});
+
+describe('the directory recorder end to end: a new segment, dataprep’s detections, the rule', () => {
+  let dirData: string;
+  let dirPlane: ControlPlaneHandle;
+  let dirService: RunningCameraRules;
+
+  beforeAll(async () => {
+    dirData = await mkdtemp(path.join(os.tmpdir(), 'camera-rules-e2e-dir-'));
+    dirPlane = await openEmbeddedControlPlane({
+      dataDir: dirData,
+      namespace: NS,
+      logger,
+      config: loadControllerSettings({}),
+    });
+    dirService = await startCameraRules(
+      loadCameraRulesConfig({
+        ARGUS_DATA_DIR: dirData,
+        CAMERA_RULES_PORT: '0',
+        CAMERA_RULES_DATAPREP_URL: peers.dataprep,
+        CAMERA_RULES_ALERT_DISPATCH_URL: peers.alertDispatch,
+        CAMERA_RULES_WATCHER_POLL_SECONDS: '3600',
+      }),
+      dirPlane.controlPlane,
+      logger,
+    );
+    await dirPlane.startControllers();
+  }, 60_000);
+
+  afterAll(async () => {
+    await dirPlane?.stopWork();
+    await dirService?.close();
+    await dirPlane?.close();
+    if (dirData) await rm(dirData, { recursive: true, force: true });
+  });
+
+  it('analyses the final segment through dataprep and fires the person rule on its detection', async () => {
+    const res = await fetch(`${dirService.url}/rules/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'people in recordings', label: 'person', action: 'summarize', camera: 'porch' }),
+    });
+    expect(res.status).toBe(200);
+    // Two segments of the porch camera, ten minutes ahead (after the watcher's creation, where a new watcher starts):
+    // the first is final, since the second follows it.
+    const start = Math.ceil(Date.now() / 1000) + 600;
+    const people = await makeTestVideo({
+      source: fixtureImage('person_multi_det.jpg'),
+      seconds: 2,
+      fps: 5,
+      width: 320,
+      height: 240,
+    });
+    for (const at of [start, start + 10]) {
+      const iso = new Date(at * 1000).toISOString();
+      const dir = path.join(dirData, 'camera-rules', 'recordings', iso.slice(0, 10), iso.slice(11, 13), 'porch');
+      await mkdir(dir, { recursive: true });
+      await copyFile(people, path.join(dir, `${iso.slice(14, 16)}.${iso.slice(17, 19)}.mp4`));
+    }
+    expect(await (await fetch(`${dirService.url}/cameras`)).json()).toEqual([{ name: 'porch', labels: ['person'] }]);
+    expect(await (await fetch(`${dirService.url}/events?camera=porch`)).json()).toEqual([]);
+
+    const enabled = await fetch(`${dirService.url}/watchers/enable`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ cameras: [{ porch: true }] }),
+    });
+    expect(enabled.status).toBe(200);
+    const store = dirPlane.controlPlane.resources;
+    const eventId = `${start}-porch-person`;
+    let found!: (rule: CameraRule) => void;
+    const settledRule = new Promise<CameraRule>((resolve) => (found = resolve));
+    const watch = await store.watch('CameraRule', NS, ({ object }) => {
+      if (object.status?.results?.some((x) => x.eventId === eventId && x.state === 'succeeded')) found(object);
+    });
+    const rule = await settledRule;
+    await watch.stop();
+    expect(rule.status?.results?.[0]).toMatchObject({ eventId, state: 'succeeded' });
+    const responses = (await (await fetch(`${dirService.url}/rules/responses/`)).json()) as any;
+    expect(responses['people in recordings'][eventId]).toMatch(/A person on camera porch/);
+    // The listing now holds the analysed segment's events; the newest segment waits for the next one.
+    const events = (await (await fetch(`${dirService.url}/events?camera=porch`)).json()) as any[];
+    expect(events.map((e) => e.id)).toEqual(expect.arrayContaining([eventId, `${start}-porch`]));
+    expect(events.every((e) => e.start_time < start + 10)).toBe(true);
   }, 120_000);
 });
