@@ -76,8 +76,8 @@ async function when<K extends 'CameraRule' | 'CameraWatcher'>(
   const check = (object: Found) => {
     if (predicate(object)) resolveFound(object);
   };
-  const watch = await store.watch(kind, NS, (event) => check(event.object as Found));
-  for (const object of await store.list(kind, NS)) check(object as Found);
+  const watch = await store.watch(kind, NS, (event) => check(event.object as unknown as Found));
+  for (const object of await store.list(kind, NS)) check(object as unknown as Found);
   const result = await found;
   await watch.stop();
   return result;
