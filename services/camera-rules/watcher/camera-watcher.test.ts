@@ -204,6 +204,46 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
       await worker.stop();
     });
 
+    it("leaves an event another replica's claim holds, offers it again, and moves on once it is settled", async () => {
+      frigate.addEvent({ id: 'e5', camera: 'front_door', start_time: T0 + 40, end_time: T0 + 41 });
+      // Another replica claimed e5 for `describe` a moment ago and is running the action.
+      expect(await rules.claim('describe', 'e5', 'front_door', new Date(), 60_000)).toBe('claimed');
+      const outcomes: string[] = [];
+      const recording = {
+        ...deps,
+        handler: {
+          handle: async (...args: Parameters<CameraWatcherWorkerDeps['handler']['handle']>) => {
+            const found = await deps.handler.handle(...args);
+            found.forEach((o) => outcomes.push(`${args[0]}:${args[1].id}:${o.ruleId}:${o.state}`));
+            return found;
+          },
+        },
+      };
+      const abort = new AbortController();
+      let slept = nextSleep();
+      const run = cameraWatcherWorker(recording)({
+        namespace: NS,
+        name: watcherName,
+        index: 0,
+        completions: 1,
+        signal: abort.signal,
+      });
+      await slept;
+      expect(outcomes).toEqual(['new:e5:arrivals:succeeded', 'end:e5:describe:held']);
+      expect((await results()).describe.e5).toBe('pending');
+      // The catch-up point stays before e5.
+      expect((await store.get('CameraWatcher', NS, watcherName))?.status).toMatchObject({ lastEventStart: T0 + 30 });
+
+      await rules.settle('describe', 'e5', { state: 'succeeded', attempts: 1, updatedAt: new Date().toISOString() });
+      slept = nextSleep();
+      asleep.pop()?.();
+      await slept;
+      // Its end is offered again (its new was done): the claim is settled, so nothing runs twice.
+      expect(outcomes.slice(2)).toEqual(['end:e5:describe:duplicate']);
+      abort.abort();
+      await run;
+    });
+
     it('returns at once for a disabled or missing watcher', async () => {
       const latest = (await store.get('CameraWatcher', NS, watcherName))!;
       await store.update('CameraWatcher', { ...latest, spec: { ...latest.spec, enabled: false } });
