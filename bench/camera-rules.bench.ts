@@ -7,8 +7,9 @@
  * - baseline: the broker's own publish → receive, for the same `end` messages, by a plain MQTT subscriber in this
  *   process (QoS 1, as the feed subscribes);
  * - event → action started: from publishing an `end` to the rule's action being called (the feed, the watcher's queue,
- *   listing the rules, the claim written to the store with conflict retry). The action itself is a stub that records
- *   the time (events have no snapshot), so the figure is camera-rules' own path, not alert-dispatch's;
+ *   matching the rules, the claim written to the store with conflict retry). The action itself is a stub that records
+ *   the time (events have no snapshot), so the figure is camera-rules' own path, not alert-dispatch's. Rules are
+ *   matched from the rule cache (the store's watch), as the runtime does;
  * - the watchers' CPU per event: this process's CPU over the loaded phase minus the same phase without watchers
  *   (publisher and baseline subscriber alone), divided by the events.
  *
@@ -29,6 +30,7 @@ import { EventNotes } from '../services/camera-rules/events/event-notes.js';
 import { FrigateEventFeed } from '../services/camera-rules/recorder/frigate-events.js';
 import { FrigateRecorder } from '../services/camera-rules/recorder/frigate-recorder.js';
 import { RuleBook } from '../services/camera-rules/rules/rule-book.js';
+import { RuleCache } from '../services/camera-rules/rules/rule-cache.js';
 import { FakeFrigate } from '../services/camera-rules/testing/fake-frigate.js';
 import { cameraWatcherWorker } from '../services/camera-rules/watcher/camera-watcher.js';
 import { watcherObjectName } from '../services/camera-rules/watchers/watcher-book.js';
@@ -148,8 +150,10 @@ export default async function run(): Promise<void> {
     const refuse = async () => {
       throw new Error('not used by the benchmark rules');
     };
+    const matching = new RuleCache(store, NS);
     const handler = new EventHandler({
       rules,
+      matching,
       recorder: new FrigateRecorder({ url: frigate.url, timeoutMs: 5000 }),
       search: { add: refuse },
       alerts: {
@@ -214,6 +218,7 @@ export default async function run(): Promise<void> {
     aborts.forEach((abort) => abort.abort());
     await Promise.all(workers);
     await feed.close();
+    await matching.close();
 
     const broker_ = latencyStats([...subB.received.values()]);
     const action = latencyStats([...started.values()]);

@@ -33,7 +33,10 @@ export const DEFAULT_POLICIES: HandlerPolicies = {
 
 /** What the handler needs. */
 export interface EventHandlerDeps {
+  /** Claims and results (always the store itself). */
   rules: RuleBook;
+  /** Where the rules to match an event against are read: a RuleCache (the store's watch); default `rules`. */
+  matching?: { list(): Promise<RuleView[]> };
   recorder: Recorder;
   search: SearchIndex;
   alerts: AlertSink;
@@ -113,7 +116,9 @@ export class EventHandler {
   /** Fires every matching rule once on `event`; resolves when each has settled. */
   async handle(type: EventType, event: RecorderEvent, signal?: AbortSignal): Promise<RuleOutcome[]> {
     const source = this.deps.recorder.kind;
-    const rules = (await this.deps.rules.list()).filter((rule) => ruleMatches(rule, type, event, source));
+    const rules = (await (this.deps.matching ?? this.deps.rules).list()).filter((rule) =>
+      ruleMatches(rule, type, event, source),
+    );
     return Promise.all(rules.map((rule) => this.fire(rule, event, source, signal)));
   }
 

@@ -64,7 +64,16 @@ export function ruleObjectName(id: string): string {
   return objectNameFor(id, 'rule');
 }
 
-function view(rule: CameraRule): RuleView {
+/** Oldest first, then by id: the order rules are listed in. */
+export function byAge(a: CameraRule, b: CameraRule): number {
+  return (
+    (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+    a.spec.id.localeCompare(b.spec.id)
+  );
+}
+
+/** A CameraRule as the API shows it. */
+export function ruleView(rule: CameraRule): RuleView {
   const { spec } = rule;
   return {
     id: spec.id,
@@ -79,8 +88,8 @@ function view(rule: CameraRule): RuleView {
 
 /**
  * The rules, kept as CameraRule resources in the control plane's store (the API server in the cluster, the embedded
- * store under the data dir): they survive restarts and every replica reads the same ones. Nothing is cached, so a
- * rule added through one replica applies at once in all of them.
+ * store under the data dir): they survive restarts and every replica reads the same ones. Nothing is cached here, so
+ * a rule added through one replica is listed at once by all of them (event matching reads a RuleCache instead).
  */
 export class RuleBook {
   constructor(
@@ -103,19 +112,13 @@ export class RuleBook {
   /** Every rule, oldest first (then by id). */
   async list(): Promise<RuleView[]> {
     const rules = await this.guarded(() => this.store.list('CameraRule', this.namespace));
-    return rules
-      .sort(
-        (a, b) =>
-          (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
-          a.spec.id.localeCompare(b.spec.id),
-      )
-      .map(view);
+    return rules.sort(byAge).map(ruleView);
   }
 
   async get(id: string): Promise<RuleView> {
     const rule = await this.guarded(() => this.store.get('CameraRule', this.namespace, ruleObjectName(id)));
     if (!rule || rule.spec.id !== id) throw new RuleNotFoundError(id);
-    return view(rule);
+    return ruleView(rule);
   }
 
   /** Adds a rule; RuleExistsError when the id is taken (by this or another replica). */
@@ -140,7 +143,7 @@ export class RuleBook {
           },
         }),
       );
-      return view(created);
+      return ruleView(created);
     } catch (error) {
       if (error instanceof AlreadyExistsError) throw new RuleExistsError(rule.id);
       throw error;
@@ -158,7 +161,7 @@ export class RuleBook {
   /** Every rule with its latest results (newest first), for the responses endpoints and the event handler. */
   async withResults(): Promise<Array<{ rule: RuleView; results: CameraRuleResult[] }>> {
     const rules = await this.guarded(() => this.store.list('CameraRule', this.namespace));
-    return rules.map((rule) => ({ rule: view(rule), results: rule.status?.results ?? [] }));
+    return rules.map((rule) => ({ rule: ruleView(rule), results: rule.status?.results ?? [] }));
   }
 
   /**

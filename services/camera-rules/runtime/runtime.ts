@@ -13,6 +13,7 @@ import { createRecorder } from '../recorder/create-recorder.js';
 import type { FrigateEventFeed } from '../recorder/frigate-events.js';
 import type { Recorder } from '../recorder/recorder.js';
 import { RuleBook } from '../rules/rule-book.js';
+import { RuleCache } from '../rules/rule-cache.js';
 
 /** The parts of camera-rules the HTTP app and the watcher worker share, built from one configuration. */
 export interface CameraRulesRuntime {
@@ -45,12 +46,14 @@ export function openRuntime(
   });
   const { recorder, feed } = createRecorder(config.recorder, logger, analyser);
   const rules = new RuleBook(controlPlane.resources, controlPlane.namespace, logger);
+  const matching = new RuleCache(controlPlane.resources, controlPlane.namespace);
   const notes = new EventNotes();
   const summarizer: Summarizer = config.vlm
     ? new VlmSummarizer(new ChatCompletionsClient(config.vlm), config.vlm)
     : new OfflineSummarizer();
   const handler = new EventHandler({
     rules,
+    matching,
     recorder,
     search,
     alerts: new AlertDispatchSink({ url: config.alertDispatchUrl, timeoutMs: config.serviceTimeoutMs }),
@@ -70,6 +73,7 @@ export function openRuntime(
     summarizer,
     handler,
     close: async () => {
+      await matching.close();
       await feed?.close();
       await recorder.close();
     },

@@ -214,7 +214,8 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
         handler: {
           handle: async (...args: Parameters<CameraWatcherWorkerDeps['handler']['handle']>) => {
             const found = await deps.handler.handle(...args);
-            found.forEach((o) => outcomes.push(`${args[0]}:${args[1].id}:${o.ruleId}:${o.state}`));
+            // Only e5's: a message of an earlier test may still be on its way from the broker.
+            if (args[1].id === 'e5') found.forEach((o) => outcomes.push(`${args[0]}:${o.ruleId}:${o.state}`));
             return found;
           },
         },
@@ -229,7 +230,7 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
         signal: abort.signal,
       });
       await slept;
-      expect(outcomes).toEqual(['new:e5:arrivals:succeeded', 'end:e5:describe:held']);
+      expect(outcomes).toEqual(['new:arrivals:succeeded', 'end:describe:held']);
       expect((await results()).describe.e5).toBe('pending');
       // The catch-up point stays before e5.
       expect((await store.get('CameraWatcher', NS, watcherName))?.status).toMatchObject({ lastEventStart: T0 + 30 });
@@ -239,7 +240,7 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
       asleep.pop()?.();
       await slept;
       // Its end is offered again (its new was done): the claim is settled, so nothing runs twice.
-      expect(outcomes.slice(2)).toEqual(['end:e5:describe:duplicate']);
+      expect(outcomes.slice(2)).toEqual(['end:describe:duplicate']);
       abort.abort();
       await run;
     });
