@@ -28,11 +28,17 @@ export interface CameraRulesRuntime {
   close(): Promise<void>;
 }
 
-/** Builds the runtime: the adapters the configuration names, the rules in the control plane's store. */
+/**
+ * Builds the runtime: the adapters the configuration names, the rules in the control plane's store. `ruleCache`:
+ * events are matched against a RuleCache (the store's watch) rather than a listing per event — embedded; the cluster's
+ * watcher pods list instead until their account may watch CameraRules (CAMERA_WATCHER_WORKER_RULES grants get and
+ * list).
+ */
 export function openRuntime(
   config: CameraRulesConfig,
   controlPlane: ServiceControlPlane,
   logger: Logger,
+  options: { ruleCache: boolean } = { ruleCache: true },
 ): CameraRulesRuntime {
   const search = new DataprepSearchIndex({
     url: config.dataprepUrl,
@@ -46,7 +52,7 @@ export function openRuntime(
   });
   const { recorder, feed } = createRecorder(config.recorder, logger, analyser);
   const rules = new RuleBook(controlPlane.resources, controlPlane.namespace, logger);
-  const matching = new RuleCache(controlPlane.resources, controlPlane.namespace);
+  const matching = options.ruleCache ? new RuleCache(controlPlane.resources, controlPlane.namespace) : undefined;
   const notes = new EventNotes();
   const summarizer: Summarizer = config.vlm
     ? new VlmSummarizer(new ChatCompletionsClient(config.vlm), config.vlm)
@@ -73,7 +79,7 @@ export function openRuntime(
     summarizer,
     handler,
     close: async () => {
-      await matching.close();
+      await matching?.close();
       await feed?.close();
       await recorder.close();
     },
