@@ -60,7 +60,11 @@ export function recorderRoutes(recorder: Recorder): RouteSpec[] {
       tags: ['recorder'],
       request: { query: eventsQuery },
       responses: {
-        200: { description: "The camera's events, newest first", schema: Joi.array().items(eventBody) },
+        200: {
+          description:
+            "The camera's events, newest first: Frigate's, or with the recordings directory the detections of the segments a watcher analysed",
+          schema: Joi.array().items(eventBody),
+        },
         422: { description: '`camera` missing, or a parameter out of range' },
         502: badGateway,
       },
