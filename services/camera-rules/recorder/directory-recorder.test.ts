@@ -146,6 +146,9 @@ describe('the directory recorder (Frigate layout, UTC)', () => {
     const before = await recorder.events({ camera: 'front_door', limit: 100, before: T + 10 });
     expect(before).toEqual(all.filter((e) => e.start_time < T + 10));
     expect(await recorder.events({ camera: 'front_door', limit: 1 })).toEqual(all.slice(0, 1));
+    // Oldest first (a watcher's catch-up): the oldest `limit`, ascending.
+    const oldest = await recorder.events({ camera: 'front_door', limit: 2, oldestFirst: true });
+    expect(oldest).toEqual([...all].reverse().slice(0, 2));
     expect(await recorder.events({ camera: '../front_door', limit: 10, analyse: true })).toEqual([]);
   });
 

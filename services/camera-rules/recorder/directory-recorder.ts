@@ -119,25 +119,44 @@ export class DirectoryRecorder implements Recorder {
     const { after, before, limit } = query;
     const events: RecorderEvent[] = [];
     if (!this.analysis) return events;
-    const { analyser, log } = this.analysis;
-    for await (const { segment, end } of this.spans(query.camera)) {
-      // Every event of a segment starts within it: a segment that ended by `after` holds none, nor do older ones.
-      if (after !== undefined && end !== null && end <= after) break;
-      if (before !== undefined && segment.start >= before) continue;
-      let analysed = await log.read(segment);
-      if (!analysed && query.analyse && end !== null) {
-        analysed = await analyser.analyse(segment, signal);
-        await log.write(segment, analysed);
+    // Every event of a segment starts within it: a segment that ended by `after` holds none, nor do older ones.
+    const inRange = async function* (spans: AsyncIterable<SpannedSegment>) {
+      for await (const span of spans) {
+        if (after !== undefined && span.end !== null && span.end <= after) return;
+        if (before === undefined || span.segment.start < before) yield span;
       }
-      if (!analysed) continue;
-      for (const event of segmentEvents(segment, end, analysed)) {
-        if (after !== undefined && event.start_time <= after) continue;
-        if (before !== undefined && event.start_time >= before) continue;
+    };
+    let ordered: AsyncIterable<SpannedSegment> | SpannedSegment[] = inRange(this.spans(query.camera));
+    if (query.oldestFirst) {
+      // The directory is listed newest first: the segments in range (names only) are gathered, then read oldest first.
+      const spans: SpannedSegment[] = [];
+      for await (const span of ordered) spans.push(span);
+      ordered = spans.reverse();
+    }
+    for await (const span of ordered) {
+      const found = (await this.analysed(span, query.analyse === true, signal)).filter(
+        (event) =>
+          (after === undefined || event.start_time > after) && (before === undefined || event.start_time < before),
+      );
+      for (const event of query.oldestFirst ? found.reverse() : found) {
         events.push(event);
         if (events.length >= limit) return events;
       }
     }
     return events;
+  }
+
+  /** The events of a segment, newest first: from its analysis, made now when `analyse` and the segment is final. */
+  private async analysed(span: SpannedSegment, analyse: boolean, signal?: AbortSignal): Promise<RecorderEvent[]> {
+    if (!this.analysis) return [];
+    const { analyser, log } = this.analysis;
+    const { segment, end } = span;
+    let analysis = await log.read(segment);
+    if (!analysis && analyse && end !== null) {
+      analysis = await analyser.analyse(segment, signal);
+      await log.write(segment, analysis);
+    }
+    return analysis ? segmentEvents(segment, end, analysis) : [];
   }
 
   async clip(camera: string, start: number, end: number): Promise<Buffer> {

@@ -67,6 +67,9 @@ describe('the Frigate recorder', () => {
       path: '/api/events',
       query: { camera: 'front_door', after: String(T0 + 10), limit: '5' },
     });
+    const oldest = await recorder.events({ camera: 'front_door', limit: 2, oldestFirst: true });
+    expect(oldest.map((e) => e.id)).toEqual([`${T0 + 10}.1-aaaaaa`, `${T0 + 30}.1-bbbbbb`]);
+    expect(frigate.requests.at(-1)?.query).toMatchObject({ sort: 'date_asc', limit: '2' });
     const before = await (await fetch(`${served.url}/events?camera=front_door&before=${T0 + 30}`)).json();
     expect((before as any[]).map((e) => e.id)).toEqual([`${T0 + 10}.1-aaaaaa`]);
   });

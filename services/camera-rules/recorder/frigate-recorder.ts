@@ -190,6 +190,7 @@ export class FrigateRecorder implements Recorder {
     const params = new URLSearchParams({ camera: query.camera, limit: String(query.limit) });
     if (query.after !== undefined) params.set('after', String(query.after));
     if (query.before !== undefined) params.set('before', String(query.before));
+    if (query.oldestFirst) params.set('sort', 'date_asc');
     const answer = await this.json(`/api/events?${params}`, signal);
     if (!Array.isArray(answer))
       throw new RecorderUnavailableError(`Frigate at ${this.shown} answered events with no list`);

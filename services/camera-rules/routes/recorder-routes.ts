@@ -28,7 +28,7 @@ export const eventBody = Joi.object({
   data: Joi.object().unknown(true).description("Frigate's event data: box, region, score, type, description, …"),
 }).label('RecorderEvent');
 
-const eventsQuery = Joi.object<Omit<EventQuery, 'analyse'>, true>({
+const eventsQuery = Joi.object<Omit<EventQuery, 'analyse' | 'oldestFirst'>, true>({
   camera: Joi.string().min(1).max(CAMERA_NAME_MAX).required().description('The camera (required)'),
   after: Joi.number().min(0).description('Only events that started after this Unix time (seconds)'),
   before: Joi.number().min(0).description('Only events that started before this Unix time (seconds)'),

@@ -59,7 +59,7 @@ const NO_RECORDINGS = { success: false, message: 'No recordings found for the sp
  * A Frigate NVR for tests, modelled on Frigate's source (`frigate/api/event.py`, `frigate/api/media.py`) and MQTT docs
  * (`docs/docs/integrations/mqtt.md`): an HTTP server on 127.0.0.1 with `/api/version`, `/api/config` (resolved:
  * every camera has `objects.track`), `/api/events` (camera, after, before as strict bounds on start_time, limit
- * default 100, newest first, Frigate's selected columns), the clip by time (400 "No recordings found" until a
+ * default 100, newest first or `sort=date_asc`, Frigate's selected columns), the clip by time (400 "No recordings found" until a
  * recording covers the window), `/api/events/<id>/snapshot.jpg` and `/api/events/<id>/clip.mp4` (404s in Frigate's
  * `{success, message}` body), real MP4 and JPEG made by ffmpeg; and Frigate's MQTT messages on a real broker. With
  * `auth`, it is Frigate's authenticated port: `POST /api/login` and a session JWT for everything else.
@@ -362,7 +362,8 @@ export class FakeFrigate {
       .filter((e) => camera === 'all' || e.camera === camera)
       .filter((e) => !after || e.start_time > after)
       .filter((e) => !before || e.start_time < before)
-      .sort((a, b) => b.start_time - a.start_time)
+      // Frigate's `sort`: date_asc, or date_desc (the default).
+      .sort((a, b) => (params.get('sort') === 'date_asc' ? a.start_time - b.start_time : b.start_time - a.start_time))
       .slice(0, limit);
     json(200, found);
   }

@@ -245,6 +245,42 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
       await run;
     });
 
+    it('catches up oldest first, a bounded number per round, so nothing is skipped after a long outage', async () => {
+      for (let i = 6; i <= 9; i++) {
+        frigate.addEvent({ id: `e${i}`, camera: 'front_door', start_time: T0 + 10 * i, end_time: T0 + 10 * i + 1 });
+      }
+      const abort = new AbortController();
+      let slept = nextSleep();
+      const run = cameraWatcherWorker({ ...deps, catchUpMax: 2 })({
+        namespace: NS,
+        name: watcherName,
+        index: 0,
+        completions: 1,
+        signal: abort.signal,
+      });
+      await slept;
+      // e5 (settled before) and e6: the oldest two after the catch-up point.
+      expect(frigate.requests.filter((r) => r.path === '/api/events').at(-1)?.query).toMatchObject({
+        sort: 'date_asc',
+        limit: '2',
+      });
+      let handled = Object.keys((await results()).describe);
+      expect(handled).toContain('e6');
+      expect(handled).not.toContain('e7');
+      slept = nextSleep();
+      asleep.pop()?.();
+      await slept;
+      handled = Object.keys((await results()).describe);
+      expect(handled).toEqual(expect.arrayContaining(['e7', 'e8']));
+      expect(handled).not.toContain('e9');
+      expect((await store.get('CameraWatcher', NS, watcherName))?.status).toMatchObject({
+        lastEventId: 'e8',
+        lastEventStart: T0 + 80,
+      });
+      abort.abort();
+      await run;
+    });
+
     it('returns at once for a disabled or missing watcher', async () => {
       const latest = (await store.get('CameraWatcher', NS, watcherName))!;
       await store.update('CameraWatcher', { ...latest, spec: { ...latest.spec, enabled: false } });
