@@ -241,18 +241,6 @@ export class RuleBook {
       }),
     );
   }
-
-  /** Counts one more matched event on the rule (conflict-safe across replicas); false when the rule is gone. */
-  async countMatch(id: string, eventId: string): Promise<boolean> {
-    const written = await this.guarded(() =>
-      updateStatusWithRetry(this.store, 'CameraRule', this.namespace, ruleObjectName(id), (latest) => ({
-        ...latest.status,
-        count: (latest.status?.count ?? 0) + 1,
-        lastEventId: eventId.slice(0, 256),
-      })),
-    );
-    return written !== undefined;
-  }
 }
 
 /** A result's texts within the schema's bounds. */
