@@ -26,6 +26,7 @@ describe('loadCameraRulesConfig', () => {
       kind: 'frigate',
       url: 'http://frigate:5000',
       token: undefined,
+      credentials: undefined,
       timeoutMs: 5000,
       topicPrefix: 'nvr',
       mqttBroker: 'mqtt://broker:1883',
@@ -74,5 +75,25 @@ describe('loadCameraRulesConfig', () => {
     expect(problems).toMatch(/CAMERA_RULES_PORT/);
     expect(problems).toMatch(/CAMERA_RULES_FRIGATE_URL.*CAMERA_RULES_RECORDINGS_DIR|conflict/);
     expect(problems).toMatch(/CAMERA_RULES_FRIGATE_TOPIC_PREFIX/);
+  });
+
+  it('takes a Frigate user and password together, never with a token', () => {
+    const config = loadCameraRulesConfig({
+      CAMERA_RULES_FRIGATE_URL: 'https://frigate:8971',
+      CAMERA_RULES_FRIGATE_USER: 'argus',
+      CAMERA_RULES_FRIGATE_PASSWORD: 'correct horse',
+    });
+    expect(config.recorder).toMatchObject({ credentials: { user: 'argus', password: 'correct horse' } });
+    expect(() =>
+      loadCameraRulesConfig({ CAMERA_RULES_FRIGATE_URL: 'http://f:5000', CAMERA_RULES_FRIGATE_USER: 'argus' }),
+    ).toThrow(/CAMERA_RULES_FRIGATE_PASSWORD/);
+    expect(() =>
+      loadCameraRulesConfig({
+        CAMERA_RULES_FRIGATE_URL: 'http://f:5000',
+        CAMERA_RULES_FRIGATE_USER: 'argus',
+        CAMERA_RULES_FRIGATE_PASSWORD: 'pw',
+        CAMERA_RULES_FRIGATE_TOKEN: 't',
+      }),
+    ).toThrow(/CAMERA_RULES_FRIGATE_TOKEN/);
   });
 });

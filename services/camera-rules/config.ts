@@ -13,6 +13,8 @@ export type RecorderConfig =
       url: string;
       /** Sent as `Authorization: Bearer …` when set (Frigate's authenticated port, or a proxy in front of it). */
       token?: string;
+      /** A Frigate user whose session (`/api/login`, cookie `frigate_token`) authenticates every request. */
+      credentials?: { user: string; password: string };
       /** Bound of one request to Frigate, milliseconds. */
       timeoutMs: number;
       /** Frigate's MQTT topic prefix (`mqtt.topic_prefix` in its config). */
@@ -24,6 +26,8 @@ export type RecorderConfig =
       kind: 'directory';
       /** Root of `YYYY-MM-DD/HH/<camera>/MM.SS.mp4` (UTC). */
       dir: string;
+      /** Where the analyses of its segments (detections from dataprep) are kept, shared by the watchers. */
+      detectionsDir: string;
     };
 
 /** Validated settings of the camera-rules service. */
@@ -50,6 +54,8 @@ export interface CameraRulesConfig {
   policies: HandlerPolicies;
   /** Time between a watcher's catch-ups with the recorder's event list, milliseconds. */
   watcherPollMs: number;
+  /** How long a rule action's claim lives without renewal before another handling may run it again. */
+  claimLeaseMs: number;
 }
 
 const OWNED_PREFIXES = ['CAMERA_RULES_', 'MQTT_'];
@@ -63,9 +69,12 @@ interface CameraRulesEnv extends PlatformEnv {
   CAMERA_RULES_DATA_DIR?: string;
   CAMERA_RULES_FRIGATE_URL?: string;
   CAMERA_RULES_FRIGATE_TOKEN?: string;
+  CAMERA_RULES_FRIGATE_USER?: string;
+  CAMERA_RULES_FRIGATE_PASSWORD?: string;
   CAMERA_RULES_FRIGATE_TIMEOUT_MS: number;
   CAMERA_RULES_FRIGATE_TOPIC_PREFIX: string;
   CAMERA_RULES_RECORDINGS_DIR?: string;
+  CAMERA_RULES_DETECTIONS_DIR?: string;
   CAMERA_RULES_DATAPREP_URL: string;
   CAMERA_RULES_ALERT_DISPATCH_URL: string;
   CAMERA_RULES_SERVICE_TIMEOUT_MS: number;
@@ -76,6 +85,7 @@ interface CameraRulesEnv extends PlatformEnv {
   CAMERA_RULES_CLIP_ATTEMPTS: number;
   CAMERA_RULES_ACTION_ATTEMPTS: number;
   CAMERA_RULES_WATCHER_POLL_SECONDS: number;
+  CAMERA_RULES_CLAIM_LEASE_SECONDS: number;
   VLM_BASE_URL?: string;
   VLM_MODEL: string;
   VLM_API_KEY?: string;
@@ -93,12 +103,15 @@ const schema = Joi.object<CameraRulesEnv>({
   CAMERA_RULES_DATA_DIR: Joi.string(),
   CAMERA_RULES_FRIGATE_URL: httpUrl().description('Frigate HTTP root; set, Frigate is the recorder'),
   CAMERA_RULES_FRIGATE_TOKEN: Joi.string().description('Bearer token for Frigate (never logged)'),
+  CAMERA_RULES_FRIGATE_USER: Joi.string().max(256).description('Frigate user whose session authenticates requests'),
+  CAMERA_RULES_FRIGATE_PASSWORD: Joi.string().max(1024).description("That user's password (never logged)"),
   CAMERA_RULES_FRIGATE_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(5000),
   CAMERA_RULES_FRIGATE_TOPIC_PREFIX: Joi.string()
     .pattern(/^[^#+\s]+$/)
     .max(128)
     .default('frigate'),
   CAMERA_RULES_RECORDINGS_DIR: Joi.string().description('Recordings in Frigate layout, when no Frigate is configured'),
+  CAMERA_RULES_DETECTIONS_DIR: Joi.string().description("The directory recorder's segment analyses"),
   CAMERA_RULES_DATAPREP_URL: httpUrl().default('http://127.0.0.1:6007/v1/dataprep'),
   CAMERA_RULES_ALERT_DISPATCH_URL: httpUrl().default('http://127.0.0.1:8000/api/v1'),
   CAMERA_RULES_SERVICE_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(10_000),
@@ -111,6 +124,7 @@ const schema = Joi.object<CameraRulesEnv>({
   CAMERA_RULES_CLIP_ATTEMPTS: Joi.number().integer().min(1).max(100).default(8),
   CAMERA_RULES_ACTION_ATTEMPTS: Joi.number().integer().min(1).max(100).default(4),
   CAMERA_RULES_WATCHER_POLL_SECONDS: Joi.number().min(1).max(86_400).default(60),
+  CAMERA_RULES_CLAIM_LEASE_SECONDS: Joi.number().min(3).max(3600).default(60),
   // Shared with frame-analysis (same names and meaning); frame-analysis owns the VLM_ prefix.
   VLM_BASE_URL: httpUrl(),
   VLM_MODEL: Joi.string().default('default'),
@@ -119,7 +133,11 @@ const schema = Joi.object<CameraRulesEnv>({
   VLM_TEMPERATURE: Joi.number().min(0).max(2).default(0),
   VLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(20_000),
   MQTT_BROKER: Joi.string().uri({ scheme: ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'] }),
-}).oxor('CAMERA_RULES_FRIGATE_URL', 'CAMERA_RULES_RECORDINGS_DIR');
+})
+  .oxor('CAMERA_RULES_FRIGATE_URL', 'CAMERA_RULES_RECORDINGS_DIR')
+  .oxor('CAMERA_RULES_FRIGATE_URL', 'CAMERA_RULES_DETECTIONS_DIR')
+  .and('CAMERA_RULES_FRIGATE_USER', 'CAMERA_RULES_FRIGATE_PASSWORD')
+  .oxor('CAMERA_RULES_FRIGATE_TOKEN', 'CAMERA_RULES_FRIGATE_USER');
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
 
@@ -136,11 +154,19 @@ export function loadCameraRulesConfig(env: NodeJS.ProcessEnv): CameraRulesConfig
         kind: 'frigate',
         url: trimSlash(c.CAMERA_RULES_FRIGATE_URL),
         token: c.CAMERA_RULES_FRIGATE_TOKEN,
+        credentials:
+          c.CAMERA_RULES_FRIGATE_USER && c.CAMERA_RULES_FRIGATE_PASSWORD
+            ? { user: c.CAMERA_RULES_FRIGATE_USER, password: c.CAMERA_RULES_FRIGATE_PASSWORD }
+            : undefined,
         timeoutMs: c.CAMERA_RULES_FRIGATE_TIMEOUT_MS,
         topicPrefix: c.CAMERA_RULES_FRIGATE_TOPIC_PREFIX,
         mqttBroker: c.MQTT_BROKER,
       }
-    : { kind: 'directory', dir: path.resolve(c.CAMERA_RULES_RECORDINGS_DIR ?? path.join(dataDir, 'recordings')) };
+    : {
+        kind: 'directory',
+        dir: path.resolve(c.CAMERA_RULES_RECORDINGS_DIR ?? path.join(dataDir, 'recordings')),
+        detectionsDir: path.resolve(c.CAMERA_RULES_DETECTIONS_DIR ?? path.join(dataDir, 'detections')),
+      };
   return {
     platform,
     host: c.CAMERA_RULES_HOST,
@@ -171,5 +197,6 @@ export function loadCameraRulesConfig(env: NodeJS.ProcessEnv): CameraRulesConfig
       action: { attempts: c.CAMERA_RULES_ACTION_ATTEMPTS, baseDelayMs: 1000, maxDelayMs: 8000 },
     },
     watcherPollMs: Math.round(c.CAMERA_RULES_WATCHER_POLL_SECONDS * 1000),
+    claimLeaseMs: Math.round(c.CAMERA_RULES_CLAIM_LEASE_SECONDS * 1000),
   };
 }

@@ -99,17 +99,22 @@ describe('rules', () => {
     }
   });
 
-  it('shows the events a rule matched in count, also when replicas count at the same time', async () => {
+  it('shows the events a rule matched in count, also when replicas claim at the same time', async () => {
     const replicaA = new RuleBook(served.store, TEST_NAMESPACE, served.logger);
     const replicaB = new RuleBook(served.store, TEST_NAMESPACE, served.logger);
-    await Promise.all([
-      replicaA.countMatch('index people', 'e1'),
-      replicaB.countMatch('index people', 'e2'),
-      replicaA.countMatch('index people', 'e3'),
+    const now = new Date();
+    const claims = await Promise.all([
+      replicaA.claim('index people', 'e1', 'porch', now, 60_000),
+      replicaB.claim('index people', 'e2', 'porch', now, 60_000),
+      replicaA.claim('index people', 'e3', 'porch', now, 60_000),
+      replicaB.claim('index people', 'e3', 'porch', now, 60_000),
     ]);
+    // e3 claimed by both at once: exactly one wins, the other finds it held.
+    expect(claims.slice(0, 2)).toEqual(['claimed', 'claimed']);
+    expect(claims.slice(2).sort()).toEqual(['claimed', 'held']);
     const rule = await (await fetch(`${served.url}/rules/index%20people`)).json();
     expect(rule).toMatchObject({ count: 3 });
-    expect(await replicaA.countMatch('no such rule', 'e4')).toBe(false);
+    expect(await replicaA.claim('no such rule', 'e4', 'porch', now, 60_000)).toBe('done');
   });
 
   it('shares rules between replicas: one adds, the other sees it and refuses the same id', async () => {

@@ -45,12 +45,22 @@ function frigateWords(note: EventNote, event: RecorderEvent): string {
 /** Label of offline summaries: what they are built from, so nobody takes them for a model's. */
 export const OFFLINE_LABEL = 'Summary from the recorder’s detections (no vision-language model is configured):';
 
+/** Label of the offline summary written because the configured vision-language model failed (`why`). */
+export function fallbackLabel(why: string): string {
+  return `Summary from the recorder’s detections (the vision-language model failed: ${why}):`;
+}
+
+/** The detections and Frigate's own words after `label`. */
+export function offlineSummary({ event, note }: SummaryInput, label = OFFLINE_LABEL): string {
+  return [label, describeDetections(event), frigateWords(note, event)].filter(Boolean).join(' ');
+}
+
 /** Without a vision-language model: the detections and Frigate's own description, labelled as such. */
 export class OfflineSummarizer implements Summarizer {
   readonly kind = 'offline';
 
-  async summarize({ event, note }: SummaryInput): Promise<string> {
-    return [OFFLINE_LABEL, describeDetections(event), frigateWords(note, event)].filter(Boolean).join(' ');
+  async summarize(input: SummaryInput): Promise<string> {
+    return offlineSummary(input);
   }
 }
 

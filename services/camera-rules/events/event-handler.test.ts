@@ -7,7 +7,9 @@ import { createLogger } from '../../lib/log/index.js';
 import { AlertDispatchSink } from '../actions/alert-sink.js';
 import type { Sleep } from '../actions/retry.js';
 import { DataprepSearchIndex } from '../actions/search-index.js';
-import { OFFLINE_LABEL, OfflineSummarizer } from '../actions/summarizer.js';
+import { OFFLINE_LABEL, OfflineSummarizer, VlmSummarizer, type Summarizer } from '../actions/summarizer.js';
+import { ChatCompletionsClient } from '../../lib/llm/index.js';
+import { startFakeChatCompletions } from '../../../test/support/fake-chat-completions.js';
 import { FrigateRecorder } from '../recorder/frigate-recorder.js';
 import { RuleBook } from '../rules/rule-book.js';
 import { FakeFrigate } from '../testing/fake-frigate.js';
@@ -37,7 +39,9 @@ const sleep: Sleep = async (ms) => {
   onSleep?.();
 };
 
-function handler(overrides: { alertsUrl?: string; rules?: RuleBook } = {}): EventHandler {
+function handler(
+  overrides: { alertsUrl?: string; rules?: RuleBook; summarizer?: Summarizer; clock?: () => Date } = {},
+): EventHandler {
   return new EventHandler({
     rules: overrides.rules ?? new RuleBook(app.store, TEST_NAMESPACE, logger),
     recorder: new FrigateRecorder({ url: frigate.url, timeoutMs: 5000 }),
@@ -48,12 +52,14 @@ function handler(overrides: { alertsUrl?: string; rules?: RuleBook } = {}): Even
       frameInterval: 15,
     }),
     alerts: new AlertDispatchSink({ url: overrides.alertsUrl ?? peers.alertDispatch, timeoutMs: 5000 }),
-    summarizer: new OfflineSummarizer(),
+    summarizer: overrides.summarizer ?? new OfflineSummarizer(),
     notes,
     alertTools: ['log_alert', 'capture_snapshot'],
     logger,
     policies: POLICIES,
     sleep,
+    clock: overrides.clock,
+    claimLeaseMs: 60_000,
   });
 }
 
@@ -236,4 +242,89 @@ describe('an end event through the rules to dataprep and alert-dispatch', () => 
     const search = (await (await fetch(`${app.url}/rules/search-responses/`)).json()) as any;
     expect(search['index people'].map((r: any) => r.event_id)).toEqual([noClip, id]);
   }, 120_000);
+
+  it('summarizes with the VLM, and falls back to the labelled offline summary when the VLM fails', async () => {
+    const vlm = await startFakeChatCompletions({ kind: 'content', content: ' A courier drops a parcel. ' });
+    try {
+      const summarizer = new VlmSummarizer(
+        new ChatCompletionsClient({ baseUrl: vlm.baseUrl, model: 'tiny-vlm', timeoutMs: 5000 }),
+        {
+          maxTokens: 100,
+          temperature: 0,
+        },
+      );
+      const described = `${T0 + 400}.5-e2e005`;
+      frigate.addEvent({ id: described, camera: 'garden', start_time: T0 + 400, end_time: T0 + 402 });
+      const event = (
+        await new FrigateRecorder({ url: frigate.url, timeoutMs: 5000 }).events({ camera: 'garden', limit: 10 })
+      )[0];
+      expect(await handler({ summarizer }).handle('end', event)).toEqual([
+        { ruleId: 'describe people', state: 'succeeded', message: 'summary (vlm)' },
+      ]);
+      // The snapshot went to the model as an image, the detections as text.
+      const sent = vlm.requests[0].body.messages[1].content;
+      expect(sent[0].text).toContain('camera garden');
+      expect(sent[1].image_url.url).toMatch(/^data:image\/jpeg;base64,\/9j\//);
+
+      vlm.behaviour = { kind: 'status', status: 503 };
+      const failed = `${T0 + 500}.5-e2e006`;
+      frigate.addEvent({ id: failed, camera: 'garden', start_time: T0 + 500, end_time: T0 + 502 });
+      const second = (
+        await new FrigateRecorder({ url: frigate.url, timeoutMs: 5000 }).events({ camera: 'garden', limit: 10 })
+      )[0];
+      sleeps = [];
+      const outcomes = await handler({ summarizer }).handle('end', second);
+      expect(outcomes).toEqual([
+        {
+          ruleId: 'describe people',
+          state: 'succeeded',
+          message: expect.stringMatching(
+            /^offline summary: the vision-language model failed: .*503.*\(after 3 attempts\)$/,
+          ),
+        },
+      ]);
+      expect(sleeps).toEqual([500, 1000]);
+      const responses = (await (await fetch(`${app.url}/rules/responses/`)).json()) as any;
+      expect(responses['describe people'][described]).toBe('Summary by tiny-vlm: A courier drops a parcel.');
+      expect(responses['describe people'][failed]).toMatch(
+        /^Summary from the recorder’s detections \(the vision-language model failed: .*503.*\): A person on camera garden /,
+      );
+    } finally {
+      await vlm.close();
+    }
+  });
+
+  it('leaves an action another replica is running, and runs it again once that replica stopped renewing its claim', async () => {
+    const stranded = `${T0 + 600}.5-e2e007`;
+    frigate.addEvent({ id: stranded, camera: 'yard', label: 'car', start_time: T0 + 600, end_time: T0 + 601 });
+    const event = (
+      await new FrigateRecorder({ url: frigate.url, timeoutMs: 5000 }).events({ camera: 'yard', limit: 1 })
+    )[0];
+    const book = new RuleBook(app.store, TEST_NAMESPACE, logger);
+    const claimedAt = new Date('2026-12-30T12:00:00Z');
+    // Another replica claimed the event and then died mid-action: its result is pending.
+    expect(await book.claim('cars', stranded, 'yard', claimedAt, 60_000)).toBe('claimed');
+    const at = (ms: number) => () => new Date(claimedAt.getTime() + ms);
+    // While its lease runs (renewed at +40 s), the event is held: nothing is run twice.
+    expect(await handler({ clock: at(30_000) }).handle('end', event)).toEqual([{ ruleId: 'cars', state: 'held' }]);
+    expect(await book.renew('cars', stranded, new Date(claimedAt.getTime() + 40_000))).toBe(true);
+    expect(await handler({ clock: at(90_000) }).handle('end', event)).toEqual([{ ruleId: 'cars', state: 'held' }]);
+    let responses = (await (await fetch(`${app.url}/rules/responses/`)).json()) as any;
+    expect(responses.cars[stranded]).toBe('pending');
+    // No renewal for a whole lease: the next handling runs the action, counted once.
+    const countBefore = ((await (await fetch(`${app.url}/rules/cars`)).json()) as any).count;
+    const outcomes = await handler({ clock: at(101_000) }).handle('end', event);
+    expect(outcomes).toEqual([
+      {
+        ruleId: 'cars',
+        state: 'succeeded',
+        message: expect.stringMatching(/^run again after the replica that claimed it stopped: alert sent/),
+      },
+    ]);
+    responses = (await (await fetch(`${app.url}/rules/responses/`)).json()) as any;
+    expect(responses.cars[stranded]).toBe('car on camera yard matched rule cars');
+    expect(await (await fetch(`${app.url}/rules/cars`)).json()).toMatchObject({ count: countBefore });
+    expect(await book.renew('cars', stranded, new Date())).toBe(false);
+    expect(await handler().handle('end', event)).toEqual([{ ruleId: 'cars', state: 'duplicate' }]);
+  });
 });

@@ -4,7 +4,7 @@ import type { Alert, AlertSink } from '../actions/alert-sink.js';
 import { RetriesExhaustedError, withRetry, type RetryPolicy, type Sleep } from '../actions/retry.js';
 import type { MediaToIndex, SearchIndex } from '../actions/search-index.js';
 import { ServiceCallError } from '../actions/service-error.js';
-import type { Summarizer } from '../actions/summarizer.js';
+import { fallbackLabel, offlineSummary, type Summarizer } from '../actions/summarizer.js';
 import {
   MediaNotReadyError,
   RecorderUnavailableError,
@@ -33,7 +33,10 @@ export const DEFAULT_POLICIES: HandlerPolicies = {
 
 /** What the handler needs. */
 export interface EventHandlerDeps {
+  /** Claims and results (always the store itself). */
   rules: RuleBook;
+  /** Where the rules to match an event against are read: a RuleCache (the store's watch); default `rules`. */
+  matching?: { list(): Promise<RuleView[]> };
   recorder: Recorder;
   search: SearchIndex;
   alerts: AlertSink;
@@ -45,13 +48,25 @@ export interface EventHandlerDeps {
   policies?: HandlerPolicies;
   sleep: Sleep;
   clock?: () => Date;
+  /**
+   * How long a claim lives without renewal (default 60 s): the action's runner renews it every third of that, and
+   * a pending result older than it belongs to a replica that stopped, so the event's next handling runs it again.
+   */
+  claimLeaseMs?: number;
 }
+
+/** Default lease of a claimed event's action. */
+export const DEFAULT_CLAIM_LEASE_MS = 60_000;
 
 /** What one matching rule did with one event. */
 export interface RuleOutcome {
   ruleId: string;
-  /** `duplicate`: the rule had already fired on this event (here, on another replica, or before a restart). */
-  state: CameraRuleResult['state'] | 'duplicate';
+  /**
+   * `duplicate`: the rule had already fired on this event (here, on another replica, or before a restart); `held`:
+   * another replica's live claim is running it (offer the event again later: if that replica stops, its lease ends
+   * and the next handling runs the action).
+   */
+  state: CameraRuleResult['state'] | 'duplicate' | 'held';
   message?: string;
 }
 
@@ -101,15 +116,45 @@ export class EventHandler {
   /** Fires every matching rule once on `event`; resolves when each has settled. */
   async handle(type: EventType, event: RecorderEvent, signal?: AbortSignal): Promise<RuleOutcome[]> {
     const source = this.deps.recorder.kind;
-    const rules = (await this.deps.rules.list()).filter((rule) => ruleMatches(rule, type, event, source));
+    const rules = (await (this.deps.matching ?? this.deps.rules).list()).filter((rule) =>
+      ruleMatches(rule, type, event, source),
+    );
     return Promise.all(rules.map((rule) => this.fire(rule, event, source, signal)));
   }
 
   private async fire(rule: RuleView, event: RecorderEvent, source: string, signal?: AbortSignal): Promise<RuleOutcome> {
     const { rules, logger } = this.deps;
-    if (!(await rules.claim(rule.id, event.id, event.camera, this.clock()))) {
-      return { ruleId: rule.id, state: 'duplicate' };
+    const leaseMs = this.deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
+    const claim = await rules.claim(rule.id, event.id, event.camera, this.clock(), leaseMs);
+    if (claim === 'done') return { ruleId: rule.id, state: 'duplicate' };
+    if (claim === 'held') return { ruleId: rule.id, state: 'held' };
+    if (claim === 'resumed') {
+      logger.warn('rule action resumed: the replica that claimed it stopped renewing its lease', {
+        rule: rule.id,
+        event: event.id,
+      });
     }
+    const heartbeat = setInterval(() => {
+      rules.renew(rule.id, event.id, this.clock()).catch((error) => {
+        logger.warn('could not renew a rule action claim', { rule: rule.id, event: event.id, error: reason(error) });
+      });
+    }, leaseMs / 3);
+    heartbeat.unref();
+    try {
+      return await this.run(rule, event, source, claim === 'resumed', signal);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async run(
+    rule: RuleView,
+    event: RecorderEvent,
+    source: string,
+    resumed: boolean,
+    signal?: AbortSignal,
+  ): Promise<RuleOutcome> {
+    const { rules, logger } = this.deps;
     let attempts = 0;
     const counted =
       <T>(step: () => Promise<T>) =>
@@ -124,6 +169,12 @@ export class EventHandler {
       if (signal?.aborted) throw error;
       outcome = { state: 'failed', message: reason(error) };
       logger.warn('rule action failed', { rule: rule.id, event: event.id, action: rule.action, error: reason(error) });
+    }
+    if (resumed) {
+      outcome = {
+        ...outcome,
+        message: `run again after the replica that claimed it stopped: ${outcome.message ?? ''}`,
+      };
     }
     await rules.settle(rule.id, event.id, { ...outcome, attempts, updatedAt: this.clock().toISOString() });
     return { ruleId: rule.id, state: outcome.state, message: outcome.message };
@@ -154,8 +205,22 @@ export class EventHandler {
       case 'summarize': {
         const snapshot = await this.snapshot(event, signal);
         const note = this.deps.notes.get(event.id);
-        const { value } = await call(() => this.deps.summarizer.summarize({ event, snapshot, note }, signal));
-        return { state: 'succeeded', message: `summary (${this.deps.summarizer.kind})`, result: value };
+        const input = { event, snapshot, note };
+        const { summarizer } = this.deps;
+        try {
+          const { value } = await call(() => summarizer.summarize(input, signal));
+          return { state: 'succeeded', message: `summary (${summarizer.kind})`, result: value };
+        } catch (error) {
+          // The VLM failed for good: the offline summary instead, labelled with why (never passed off as the model's).
+          if (signal?.aborted || summarizer.kind === 'offline') throw error;
+          const why = reason(error);
+          this.deps.logger.warn('VLM summary failed; offline summary instead', { rule: rule.id, event: event.id, why });
+          return {
+            state: 'succeeded',
+            message: `offline summary: the vision-language model failed: ${why}`,
+            result: offlineSummary(input, fallbackLabel(why)),
+          };
+        }
       }
       case 'alert': {
         const snapshot = await this.snapshot(event, signal);

@@ -24,3 +24,12 @@ export function runFfmpeg(args: string[], signal?: AbortSignal): Promise<Buffer>
 export function firstFrameJpeg(file: string, signal?: AbortSignal): Promise<Buffer> {
   return runFfmpeg(['-i', file, '-frames:v', '1', '-f', 'image2', '-c:v', 'mjpeg', 'pipe:1'], signal);
 }
+
+/** The frame `offset` seconds into a video file as a JPEG (the first frame for 0). */
+export function frameJpeg(file: string, offset: number, signal?: AbortSignal): Promise<Buffer> {
+  if (offset <= 0) return firstFrameJpeg(file, signal);
+  return runFfmpeg(
+    ['-ss', String(offset), '-i', file, '-frames:v', '1', '-f', 'image2', '-c:v', 'mjpeg', 'pipe:1'],
+    signal,
+  );
+}

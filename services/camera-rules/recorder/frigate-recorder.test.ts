@@ -67,6 +67,9 @@ describe('the Frigate recorder', () => {
       path: '/api/events',
       query: { camera: 'front_door', after: String(T0 + 10), limit: '5' },
     });
+    const oldest = await recorder.events({ camera: 'front_door', limit: 2, oldestFirst: true });
+    expect(oldest.map((e) => e.id)).toEqual([`${T0 + 10}.1-aaaaaa`, `${T0 + 30}.1-bbbbbb`]);
+    expect(frigate.requests.at(-1)?.query).toMatchObject({ sort: 'date_asc', limit: '2' });
     const before = await (await fetch(`${served.url}/events?camera=front_door&before=${T0 + 30}`)).json();
     expect((before as any[]).map((e) => e.id)).toEqual([`${T0 + 10}.1-aaaaaa`]);
   });
@@ -117,5 +120,72 @@ describe('the Frigate recorder', () => {
     await expect(broken.cameras()).rejects.toThrow(
       `Frigate at ${frigate.url}/nowhere answered /api/config with HTTP 404`,
     );
+  });
+});
+
+describe("Frigate's authenticated port (user and password)", () => {
+  let secured: FakeFrigate;
+  const credentials = { user: 'argus', password: 'correct horse battery' };
+
+  beforeAll(async () => {
+    // A session of 100 s is always within Frigate's default refresh window: every answer refreshes the cookie.
+    secured = new FakeFrigate({ front_door: {} }, { auth: { ...credentials, sessionSeconds: 100 } });
+    await secured.start();
+    secured.addEvent({ id: `${T0}.1-secure`, camera: 'front_door', start_time: T0, end_time: T0 + 5 });
+  });
+
+  afterAll(async () => {
+    await secured?.close();
+  });
+
+  it('logs in once with /api/login, sends the session cookie, follows refreshed cookies, logs in again after a 401', async () => {
+    const recorder = new FrigateRecorder({ url: secured.url, credentials, timeoutMs: 5000 });
+    // Concurrent first requests share one login.
+    const [cameras, events] = await Promise.all([
+      recorder.cameras(),
+      recorder.events({ camera: 'front_door', limit: 10 }),
+    ]);
+    expect(cameras).toEqual([{ name: 'front_door', labels: ['person'] }]);
+    expect(events.map((e) => e.id)).toEqual([`${T0}.1-secure`]);
+    expect(secured.logins).toEqual([{ user: 'argus', status: 200 }]);
+    const sent = secured.requests.filter((r) => r.path === '/api/events').map((r) => r.cookie);
+    expect(sent).toEqual([expect.stringMatching(/^frigate_token=[\w-]+\.[\w-]+\.[\w-]+$/)]);
+
+    // Each answer refreshed the cookie (Set-Cookie): the next request carries the latest one.
+    const refreshed = secured.requests.at(-1)?.issued;
+    expect(refreshed).toEqual(expect.any(String));
+    await recorder.cameras();
+    expect(secured.requests.at(-1)).toMatchObject({ path: '/api/config', cookie: `frigate_token=${refreshed}` });
+    expect(secured.logins).toHaveLength(1);
+
+    // Frigate no longer accepts the session (its secret changed): 401, a new login, the request again.
+    secured.endSessions();
+    expect(await recorder.reachability()).toMatchObject({ reachable: true });
+    expect(secured.logins).toEqual([
+      { user: 'argus', status: 200 },
+      { user: 'argus', status: 200 },
+    ]);
+  });
+
+  it('answers 502 saying the login was refused, without the password; 502 naming the 401 without credentials', async () => {
+    const wrong = new FrigateRecorder({
+      url: secured.url,
+      credentials: { user: 'argus', password: 'not it' },
+      timeoutMs: 5000,
+    });
+    const served = await serveCameraRules({ recorder: wrong, search: answering(), alerts: answering() });
+    try {
+      const res = await fetch(`${served.url}/cameras`);
+      expect(res.status).toBe(502);
+      const { detail } = (await res.json()) as { detail: string };
+      expect(detail).toBe(
+        `Frigate at ${secured.url} refused the login of user argus (check CAMERA_RULES_FRIGATE_USER and _PASSWORD)`,
+      );
+      expect(secured.logins.at(-1)).toEqual({ user: 'argus', status: 401 });
+    } finally {
+      await served.close();
+    }
+    const anonymous = new FrigateRecorder({ url: secured.url, timeoutMs: 5000 });
+    await expect(anonymous.cameras()).rejects.toThrow(`Frigate at ${secured.url} answered /api/config with HTTP 401`);
   });
 });

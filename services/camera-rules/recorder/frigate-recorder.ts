@@ -1,6 +1,7 @@
 import { isObject } from '../../lib/json/index.js';
 import { OutboundError, outboundRequest, UNRESTRICTED, type OutboundResponse } from '../../lib/outbound/index.js';
 import { withoutCredentials } from '../health/reachability.js';
+import { FrigateSession, type FrigateCredentials } from './frigate-session.js';
 import {
   MediaNotReadyError,
   RecorderUnavailableError,
@@ -23,7 +24,10 @@ const MAX_MEDIA_BYTES = 512 * 1024 * 1024;
 export interface FrigateOptions {
   /** HTTP root, no trailing `/`. */
   url: string;
+  /** Sent as `Authorization: Bearer` (a JWT of Frigate's, or a proxy's token). */
   token?: string;
+  /** A Frigate user: a session is opened with `/api/login` (its authenticated port, 8971). */
+  credentials?: FrigateCredentials;
   timeoutMs: number;
 }
 
@@ -75,21 +79,48 @@ export class FrigateRecorder implements Recorder {
   readonly kind = 'frigate';
   private readonly shown: string;
 
+  private readonly session?: FrigateSession;
+
   constructor(private readonly options: FrigateOptions) {
     this.shown = withoutCredentials(options.url);
+    if (options.credentials) {
+      this.session = new FrigateSession({
+        url: options.url,
+        shown: this.shown,
+        credentials: options.credentials,
+        timeoutMs: options.timeoutMs,
+      });
+    }
   }
 
+  /** GET with the configured credentials; a session Frigate no longer accepts (401) is opened again, once. */
   private async get(path: string, maxBytes: number, signal?: AbortSignal): Promise<OutboundResponse> {
-    try {
-      return await outboundRequest(`${this.options.url}${path}`, {
-        policy: UNRESTRICTED,
-        timeoutMs: this.options.timeoutMs,
-        maxBytes,
-        signal,
-        headers: this.options.token ? { authorization: `Bearer ${this.options.token}` } : {},
-      });
-    } catch (error) {
-      throw this.unavailable(error);
+    for (let attempt = 1; ; attempt++) {
+      const headers = this.session
+        ? await this.session.headers(signal)
+        : this.options.token
+          ? { authorization: `Bearer ${this.options.token}` }
+          : {};
+      let response: OutboundResponse;
+      try {
+        response = await outboundRequest(`${this.options.url}${path}`, {
+          policy: UNRESTRICTED,
+          timeoutMs: this.options.timeoutMs,
+          maxBytes,
+          signal,
+          headers,
+        });
+      } catch (error) {
+        throw this.unavailable(error);
+      }
+      if (!this.session) return response;
+      if (response.status === 401 && attempt === 1) {
+        response.discard();
+        this.session.rejected(headers);
+        continue;
+      }
+      this.session.absorb(response);
+      return response;
     }
   }
 
@@ -159,6 +190,7 @@ export class FrigateRecorder implements Recorder {
     const params = new URLSearchParams({ camera: query.camera, limit: String(query.limit) });
     if (query.after !== undefined) params.set('after', String(query.after));
     if (query.before !== undefined) params.set('before', String(query.before));
+    if (query.oldestFirst) params.set('sort', 'date_asc');
     const answer = await this.json(`/api/events?${params}`, signal);
     if (!Array.isArray(answer))
       throw new RecorderUnavailableError(`Frigate at ${this.shown} answered events with no list`);

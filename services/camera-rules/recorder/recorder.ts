@@ -22,12 +22,22 @@ export interface RecorderEvent {
   data: Record<string, unknown>;
 }
 
-/** Which events `events()` lists: one camera, start time strictly after/before, newest first, at most `limit`. */
+/**
+ * Which events `events()` lists: one camera, start time strictly after/before, newest first (or oldest first), at
+ * most `limit` — the newest ones, or with `oldestFirst` the oldest.
+ */
 export interface EventQuery {
   camera: string;
   after?: number;
   before?: number;
   limit: number;
+  /** Ascending start times (Frigate's `sort=date_asc`): the `limit` oldest events after `after`. */
+  oldestFirst?: boolean;
+  /**
+   * A watcher's catch-up: the directory recorder first analyses the final segments in range that have not been
+   * (sends them to search and reads their detections). Other listings show only what was analysed; Frigate ignores it.
+   */
+  analyse?: boolean;
 }
 
 /** Whether the recorder answers, in words for `/health`. */

@@ -28,7 +28,7 @@ export const eventBody = Joi.object({
   data: Joi.object().unknown(true).description("Frigate's event data: box, region, score, type, description, …"),
 }).label('RecorderEvent');
 
-const eventsQuery = Joi.object<EventQuery, true>({
+const eventsQuery = Joi.object<Omit<EventQuery, 'analyse' | 'oldestFirst'>, true>({
   camera: Joi.string().min(1).max(CAMERA_NAME_MAX).required().description('The camera (required)'),
   after: Joi.number().min(0).description('Only events that started after this Unix time (seconds)'),
   before: Joi.number().min(0).description('Only events that started before this Unix time (seconds)'),
@@ -60,7 +60,11 @@ export function recorderRoutes(recorder: Recorder): RouteSpec[] {
       tags: ['recorder'],
       request: { query: eventsQuery },
       responses: {
-        200: { description: "The camera's events, newest first", schema: Joi.array().items(eventBody) },
+        200: {
+          description:
+            "The camera's events, newest first: Frigate's, or with the recordings directory the detections of the segments a watcher analysed",
+          schema: Joi.array().items(eventBody),
+        },
         422: { description: '`camera` missing, or a parameter out of range' },
         502: badGateway,
       },

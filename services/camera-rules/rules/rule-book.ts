@@ -26,6 +26,9 @@ export interface RuleView {
   count: number;
 }
 
+/** What claiming an event for a rule gave (see RuleBook.claim). */
+export type ClaimOutcome = 'claimed' | 'resumed' | 'done' | 'held';
+
 /** A rule to add, as validated at the edge. */
 export type NewRule = Omit<RuleView, 'count'>;
 
@@ -61,7 +64,16 @@ export function ruleObjectName(id: string): string {
   return objectNameFor(id, 'rule');
 }
 
-function view(rule: CameraRule): RuleView {
+/** Oldest first, then by id: the order rules are listed in. */
+export function byAge(a: CameraRule, b: CameraRule): number {
+  return (
+    (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+    a.spec.id.localeCompare(b.spec.id)
+  );
+}
+
+/** A CameraRule as the API shows it. */
+export function ruleView(rule: CameraRule): RuleView {
   const { spec } = rule;
   return {
     id: spec.id,
@@ -76,8 +88,8 @@ function view(rule: CameraRule): RuleView {
 
 /**
  * The rules, kept as CameraRule resources in the control plane's store (the API server in the cluster, the embedded
- * store under the data dir): they survive restarts and every replica reads the same ones. Nothing is cached, so a
- * rule added through one replica applies at once in all of them.
+ * store under the data dir): they survive restarts and every replica reads the same ones. Nothing is cached here, so
+ * a rule added through one replica is listed at once by all of them (event matching reads a RuleCache instead).
  */
 export class RuleBook {
   constructor(
@@ -100,19 +112,13 @@ export class RuleBook {
   /** Every rule, oldest first (then by id). */
   async list(): Promise<RuleView[]> {
     const rules = await this.guarded(() => this.store.list('CameraRule', this.namespace));
-    return rules
-      .sort(
-        (a, b) =>
-          (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
-          a.spec.id.localeCompare(b.spec.id),
-      )
-      .map(view);
+    return rules.sort(byAge).map(ruleView);
   }
 
   async get(id: string): Promise<RuleView> {
     const rule = await this.guarded(() => this.store.get('CameraRule', this.namespace, ruleObjectName(id)));
     if (!rule || rule.spec.id !== id) throw new RuleNotFoundError(id);
-    return view(rule);
+    return ruleView(rule);
   }
 
   /** Adds a rule; RuleExistsError when the id is taken (by this or another replica). */
@@ -137,7 +143,7 @@ export class RuleBook {
           },
         }),
       );
-      return view(created);
+      return ruleView(created);
     } catch (error) {
       if (error instanceof AlreadyExistsError) throw new RuleExistsError(rule.id);
       throw error;
@@ -155,23 +161,25 @@ export class RuleBook {
   /** Every rule with its latest results (newest first), for the responses endpoints and the event handler. */
   async withResults(): Promise<Array<{ rule: RuleView; results: CameraRuleResult[] }>> {
     const rules = await this.guarded(() => this.store.list('CameraRule', this.namespace));
-    return rules.map((rule) => ({ rule: view(rule), results: rule.status?.results ?? [] }));
+    return rules.map((rule) => ({ rule: ruleView(rule), results: rule.status?.results ?? [] }));
   }
 
   /**
-   * Claims `eventId` for the rule: records it `pending` and counts the match, unless the rule already has a result for
-   * the event (it fired already — on this replica, another one, or before a restart). Conflict-safe: of replicas
-   * claiming at once exactly one gets true. False also when the rule is gone.
+   * Claims `eventId` for the rule. `claimed`: recorded `pending` and the match counted — the caller runs the action,
+   * renewing the claim (renew) at least every `leaseMs`. `resumed`: the event was pending but its claim had not been
+   * renewed for `leaseMs` (the replica running the action stopped), so this caller runs it again (not counted twice).
+   * `done`: the rule already has a result for the event (it fired — here, on another replica, or before a restart).
+   * `held`: another live claim is running it. Conflict-safe: of replicas claiming at once exactly one wins. `done`
+   * also when the rule is gone.
    */
-  async claim(id: string, eventId: string, camera: string, now: Date): Promise<boolean> {
-    let claimed = false;
+  async claim(id: string, eventId: string, camera: string, now: Date, leaseMs: number): Promise<ClaimOutcome> {
+    let outcome: ClaimOutcome = 'done';
     await this.guarded(() =>
       updateStatusWithRetry(this.store, 'CameraRule', this.namespace, ruleObjectName(id), (latest) => {
-        claimed = false;
+        outcome = 'done';
         if (latest.spec.id !== id) return undefined;
         const results = latest.status?.results ?? [];
-        if (results.some((r) => r.eventId === eventId)) return undefined;
-        claimed = true;
+        const at = results.findIndex((r) => r.eventId === eventId);
         const pending: CameraRuleResult = {
           eventId: eventId.slice(0, 256),
           camera: camera.slice(0, 253),
@@ -179,6 +187,19 @@ export class RuleBook {
           attempts: 0,
           updatedAt: now.toISOString(),
         };
+        if (at >= 0) {
+          const found = results[at];
+          if (found.state !== 'pending') return undefined;
+          if (Date.parse(found.updatedAt) + leaseMs > now.getTime()) {
+            outcome = 'held';
+            return undefined;
+          }
+          outcome = 'resumed';
+          const next = [...results];
+          next[at] = { ...pending, attempts: found.attempts };
+          return { ...latest.status, results: next };
+        }
+        outcome = 'claimed';
         return {
           ...latest.status,
           count: (latest.status?.count ?? 0) + 1,
@@ -187,7 +208,24 @@ export class RuleBook {
         };
       }),
     );
-    return claimed;
+    return outcome;
+  }
+
+  /** Renews a claim still pending (its `updatedAt`), so other replicas leave it; false when it is no longer pending. */
+  async renew(id: string, eventId: string, now: Date): Promise<boolean> {
+    let renewed = false;
+    await this.guarded(() =>
+      updateStatusWithRetry(this.store, 'CameraRule', this.namespace, ruleObjectName(id), (latest) => {
+        const results = latest.status?.results ?? [];
+        const at = results.findIndex((r) => r.eventId === eventId && r.state === 'pending');
+        renewed = at >= 0;
+        if (!renewed) return undefined;
+        const next = [...results];
+        next[at] = { ...results[at], updatedAt: now.toISOString() };
+        return { ...latest.status, results: next };
+      }),
+    );
+    return renewed;
   }
 
   /** Records what became of a claimed event's action (the result stays in place; nothing when it was trimmed). */
@@ -202,18 +240,6 @@ export class RuleBook {
         return { ...latest.status, results: next };
       }),
     );
-  }
-
-  /** Counts one more matched event on the rule (conflict-safe across replicas); false when the rule is gone. */
-  async countMatch(id: string, eventId: string): Promise<boolean> {
-    const written = await this.guarded(() =>
-      updateStatusWithRetry(this.store, 'CameraRule', this.namespace, ruleObjectName(id), (latest) => ({
-        ...latest.status,
-        count: (latest.status?.count ?? 0) + 1,
-        lastEventId: eventId.slice(0, 256),
-      })),
-    );
-    return written !== undefined;
   }
 }
 

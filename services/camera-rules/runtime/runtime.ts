@@ -3,6 +3,7 @@ import { ChatCompletionsClient } from '../../lib/llm/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import { AlertDispatchSink } from '../actions/alert-sink.js';
 import { realSleep } from '../actions/retry.js';
+import { DataprepSegmentAnalyser } from '../actions/dataprep-segment-analyser.js';
 import { DataprepSearchIndex } from '../actions/search-index.js';
 import { OfflineSummarizer, VlmSummarizer, type Summarizer } from '../actions/summarizer.js';
 import type { CameraRulesConfig } from '../config.js';
@@ -12,6 +13,7 @@ import { createRecorder } from '../recorder/create-recorder.js';
 import type { FrigateEventFeed } from '../recorder/frigate-events.js';
 import type { Recorder } from '../recorder/recorder.js';
 import { RuleBook } from '../rules/rule-book.js';
+import { RuleCache } from '../rules/rule-cache.js';
 
 /** The parts of camera-rules the HTTP app and the watcher worker share, built from one configuration. */
 export interface CameraRulesRuntime {
@@ -26,27 +28,40 @@ export interface CameraRulesRuntime {
   close(): Promise<void>;
 }
 
-/** Builds the runtime: the adapters the configuration names, the rules in the control plane's store. */
+/**
+ * Builds the runtime: the adapters the configuration names, the rules in the control plane's store. `ruleCache`:
+ * events are matched against a RuleCache (the store's watch) rather than a listing per event — embedded; the cluster's
+ * watcher pods list instead until their account may watch CameraRules (CAMERA_WATCHER_WORKER_RULES grants get and
+ * list).
+ */
 export function openRuntime(
   config: CameraRulesConfig,
   controlPlane: ServiceControlPlane,
   logger: Logger,
+  options: { ruleCache: boolean } = { ruleCache: true },
 ): CameraRulesRuntime {
-  const { recorder, feed } = createRecorder(config.recorder, logger);
+  const search = new DataprepSearchIndex({
+    url: config.dataprepUrl,
+    bucket: config.search.bucket,
+    timeoutMs: config.search.timeoutMs,
+    frameInterval: config.search.frameInterval,
+  });
+  const analyser = new DataprepSegmentAnalyser(search, {
+    url: config.dataprepUrl,
+    timeoutMs: config.serviceTimeoutMs,
+  });
+  const { recorder, feed } = createRecorder(config.recorder, logger, analyser);
   const rules = new RuleBook(controlPlane.resources, controlPlane.namespace, logger);
+  const matching = options.ruleCache ? new RuleCache(controlPlane.resources, controlPlane.namespace) : undefined;
   const notes = new EventNotes();
   const summarizer: Summarizer = config.vlm
     ? new VlmSummarizer(new ChatCompletionsClient(config.vlm), config.vlm)
     : new OfflineSummarizer();
   const handler = new EventHandler({
     rules,
+    matching,
     recorder,
-    search: new DataprepSearchIndex({
-      url: config.dataprepUrl,
-      bucket: config.search.bucket,
-      timeoutMs: config.search.timeoutMs,
-      frameInterval: config.search.frameInterval,
-    }),
+    search,
     alerts: new AlertDispatchSink({ url: config.alertDispatchUrl, timeoutMs: config.serviceTimeoutMs }),
     summarizer,
     notes,
@@ -54,6 +69,7 @@ export function openRuntime(
     logger,
     policies: config.policies,
     sleep: realSleep,
+    claimLeaseMs: config.claimLeaseMs,
   });
   return {
     recorder,
@@ -63,6 +79,7 @@ export function openRuntime(
     summarizer,
     handler,
     close: async () => {
+      await matching?.close();
       await feed?.close();
       await recorder.close();
     },

@@ -1,3 +1,4 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,7 +36,22 @@ export interface SeenRequest {
   path: string;
   query: Record<string, string>;
   authorization?: string;
+  cookie?: string;
+  /** The session JWT the answer set (login, or a refresh). */
+  issued?: string;
 }
+
+/** Frigate's native authentication (its port 8971 behind nginx's `auth_request`), as `frigate/api/auth.py` has it. */
+export interface FakeFrigateAuth {
+  user: string;
+  password: string;
+  /** `auth.session_length` (default 86400 s): the JWT's `exp` and the cookie's `Max-Age`. */
+  sessionSeconds?: number;
+  /** `auth.refresh_time` (default 1800 s): a cookie this close to `exp` is refreshed on the next request. */
+  refreshSeconds?: number;
+}
+
+const base64url = (data: Buffer | string) => Buffer.from(data).toString('base64url');
 
 const NO_RECORDINGS = { success: false, message: 'No recordings found for the specified time range' };
 
@@ -43,9 +59,10 @@ const NO_RECORDINGS = { success: false, message: 'No recordings found for the sp
  * A Frigate NVR for tests, modelled on Frigate's source (`frigate/api/event.py`, `frigate/api/media.py`) and MQTT docs
  * (`docs/docs/integrations/mqtt.md`): an HTTP server on 127.0.0.1 with `/api/version`, `/api/config` (resolved:
  * every camera has `objects.track`), `/api/events` (camera, after, before as strict bounds on start_time, limit
- * default 100, newest first, Frigate's selected columns), the clip by time (400 "No recordings found" until a
+ * default 100, newest first or `sort=date_asc`, Frigate's selected columns), the clip by time (400 "No recordings found" until a
  * recording covers the window), `/api/events/<id>/snapshot.jpg` and `/api/events/<id>/clip.mp4` (404s in Frigate's
- * `{success, message}` body), real MP4 and JPEG made by ffmpeg; and Frigate's MQTT messages on a real broker.
+ * `{success, message}` body), real MP4 and JPEG made by ffmpeg; and Frigate's MQTT messages on a real broker. With
+ * `auth`, it is Frigate's authenticated port: `POST /api/login` and a session JWT for everything else.
  */
 export class FakeFrigate {
   readonly events: FakeEvent[] = [];
@@ -55,11 +72,93 @@ export class FakeFrigate {
   private server?: http.Server;
   private port = 0;
   private mqttClient?: MqttClient;
+  /** The JWT secret; `endSessions()` changes it, as a Frigate restarted with a new secret. */
+  private secret = randomBytes(32).toString('hex');
+  /** `POST /api/login` answers, in order: the user name tried and the status. */
+  readonly logins: Array<{ user: unknown; status: number }> = [];
 
   constructor(
     readonly cameras: Record<string, FakeCamera>,
-    private readonly options: { broker?: string; topicPrefix?: string } = {},
+    private readonly options: { broker?: string; topicPrefix?: string; auth?: FakeFrigateAuth } = {},
   ) {}
+
+  /** Every session issued so far stops being accepted (Frigate's JWT secret changed). */
+  endSessions(): void {
+    this.secret = randomBytes(32).toString('hex');
+  }
+
+  /** A session JWT as Frigate's `create_encoded_jwt` makes it (HS256; sub, role, exp, iat). */
+  private sessionJwt(user: string, expires: number): string {
+    const head = base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }));
+    const body = base64url(
+      JSON.stringify({ sub: user, role: 'admin', exp: expires, iat: Math.floor(Date.now() / 1000) }),
+    );
+    const signature = createHmac('sha256', this.secret).update(`${head}.${body}`).digest('base64url');
+    return `${head}.${body}.${signature}`;
+  }
+
+  /** The claims of a JWT this fake signed with its current secret, or undefined. */
+  private verify(jwt: string): { sub: string; exp: number } | undefined {
+    const [head, body, signature] = jwt.split('.');
+    if (!head || !body || !signature) return undefined;
+    const expected = createHmac('sha256', this.secret).update(`${head}.${body}`).digest();
+    const given = Buffer.from(signature, 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { sub: string; exp: number };
+    return claims.exp > Date.now() / 1000 ? claims : undefined;
+  }
+
+  private setSessionCookie(res: http.ServerResponse, user: string): void {
+    const seconds = this.options.auth?.sessionSeconds ?? 86_400;
+    const jwt = this.sessionJwt(user, Math.floor(Date.now() / 1000) + seconds);
+    const seen = this.requests.at(-1);
+    if (seen) seen.issued = jwt;
+    res.setHeader('set-cookie', `frigate_token=${jwt}; HttpOnly; Max-Age=${seconds}; Path=/`);
+  }
+
+  /** `POST /api/login` (allow_public): 200 with the session cookie, 401 `Login failed`, 422 for a body FastAPI refuses. */
+  private async login(req: http.IncomingMessage, res: http.ServerResponse, auth: FakeFrigateAuth): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let body: { user?: unknown; password?: unknown };
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      body = {};
+    }
+    const answer = (status: number, content: unknown) => {
+      this.logins.push({ user: body.user, status });
+      if (!res.hasHeader('content-type')) res.setHeader('content-type', 'application/json');
+      res.writeHead(status);
+      res.end(content === '' ? '' : JSON.stringify(content));
+    };
+    if (typeof body.user !== 'string' || typeof body.password !== 'string') {
+      return answer(422, { detail: [{ type: 'missing', loc: ['body', 'user'], msg: 'Field required' }] });
+    }
+    if (body.user !== auth.user || body.password !== auth.password) return answer(401, { message: 'Login failed' });
+    this.setSessionCookie(res, body.user);
+    res.setHeader('content-type', 'text/plain');
+    answer(200, '');
+  }
+
+  /**
+   * nginx's `auth_request /auth` in front of every other `/api/` path: the JWT from `Authorization: Bearer` or the
+   * cookie; none or invalid or expired → 401; a cookie within `refresh_time` of its end gets a refreshed one.
+   */
+  private authorized(req: http.IncomingMessage, res: http.ServerResponse, auth: FakeFrigateAuth): boolean {
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const cookie = /(?:^|;\s*)frigate_token=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
+    const claims = this.verify(bearer ?? cookie ?? '');
+    if (!claims) {
+      res.writeHead(401, { location: '/login' });
+      res.end();
+      return false;
+    }
+    if (!bearer && claims.exp - (auth.refreshSeconds ?? 1800) <= Date.now() / 1000) {
+      this.setSessionCookie(res, claims.sub);
+    }
+    return true;
+  }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -184,7 +283,11 @@ export class FakeFrigate {
       path,
       query: Object.fromEntries(url.searchParams),
       authorization: req.headers.authorization,
+      cookie: req.headers.cookie,
     });
+    const auth = this.options.auth;
+    if (auth && path === '/api/login' && req.method === 'POST') return this.login(req, res, auth);
+    if (auth && !this.authorized(req, res, auth)) return;
     const json = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
@@ -259,7 +362,8 @@ export class FakeFrigate {
       .filter((e) => camera === 'all' || e.camera === camera)
       .filter((e) => !after || e.start_time > after)
       .filter((e) => !before || e.start_time < before)
-      .sort((a, b) => b.start_time - a.start_time)
+      // Frigate's `sort`: date_asc, or date_desc (the default).
+      .sort((a, b) => (params.get('sort') === 'date_asc' ? a.start_time - b.start_time : b.start_time - a.start_time))
       .slice(0, limit);
     json(200, found);
   }

@@ -40,12 +40,14 @@ const DONE_MAX = 5000;
  * The worker `camera-watcher` (CAMERA_WATCHER_WORKER): follows the camera of one CameraWatcher (`context.name` in
  * `context.namespace`) until `context.signal` aborts, then resolves. Events arrive from the feed (Frigate's
  * `<prefix>/events` for the camera; descriptions and review summaries are noted for summaries) and from catch-ups
- * with the recorder's event list (`after` the last event handled, kept in the watcher's status as `lastEventStart`;
- * a new watcher starts at its creation), at start, after each feed (re)subscription and every `pollMs`. Events are
+ * with the recorder's event list, oldest first (`after` the last event handled, kept in the watcher's status as
+ * `lastEventStart`; a new watcher starts at its creation), at start, after each feed (re)subscription and every
+ * `pollMs`. Events are
  * handled one at a time, oldest first: `new` (also late, for an event first seen ended) then `end`; the event
  * handler fires each rule once per event, so overlapping catch-ups and repeated messages cost nothing. After each
- * ended event the status gets `lastEventId`, `lastEventStart` (never past an event still in progress, so a restart
- * catches up on it), `lastEventTime` and `eventsHandled`. A watcher that is gone or disabled returns at once.
+ * ended event the status gets `lastEventId`, `lastEventStart` (never past an event still in progress, or one whose
+ * action another replica's claim holds, so a restart or the next catch-up comes back to it), `lastEventTime` and
+ * `eventsHandled`. A watcher that is gone or disabled returns at once.
  */
 export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
   return async ({ namespace, name, signal }) => {
@@ -81,6 +83,12 @@ export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
       else inProgress.delete(event.id);
       try {
         const outcomes = await handler.handle(type, event, signal);
+        if (outcomes.some((o) => o.state === 'held')) {
+          // Another replica's claim is running an action: the catch-up point stays before the event, and the next
+          // catch-up offers it again (its action is run here if that replica stopped and its lease ran out).
+          inProgress.set(event.id, event.start_time);
+          return;
+        }
         done.add(key);
         if (done.size > DONE_MAX) done.delete(done.values().next().value as string);
         // Seen before (another run or replica handled it): not counted again.
@@ -97,19 +105,21 @@ export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
       chain = chain.then(() => handle(type, event));
     };
 
+    // Oldest first, a page at a time from the catch-up point: after a long outage the oldest events are handled first
+    // and the point moves over them, so a catch-up bounded by `catchUpMax` leaves the rest to the next one.
     const catchUp = async () => {
-      const found: RecorderEvent[] = [];
-      let before: number | undefined;
+      let after = cursor;
       const max = deps.catchUpMax ?? 1000;
-      while (found.length < max && !signal.aborted) {
-        const page = await recorder.events({ camera, after: cursor, before, limit: PAGE }, signal);
-        found.push(...page);
-        if (page.length < PAGE) break;
-        before = page[page.length - 1].start_time;
-      }
-      for (const event of found.reverse()) {
-        enqueue('new', event);
-        if (event.end_time !== null) enqueue('end', event);
+      for (let read = 0; read < max && !signal.aborted;) {
+        const query = { camera, after, limit: Math.min(PAGE, max - read), analyse: true, oldestFirst: true };
+        const page = await recorder.events(query, signal);
+        for (const event of page) {
+          enqueue('new', event);
+          if (event.end_time !== null) enqueue('end', event);
+        }
+        read += page.length;
+        if (page.length < query.limit) break;
+        after = page[page.length - 1].start_time;
       }
       await chain;
     };

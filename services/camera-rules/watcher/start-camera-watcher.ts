@@ -38,11 +38,13 @@ export async function startCameraWatcherWorker(
   const log =
     logger ??
     createLogger({ service: 'camera-watcher', level: config.platform.logLevel, json: config.platform.logJson });
-  // The worker's namespace comes from its resource; the runtime's rules are read there too.
+  // The worker's namespace comes from its resource; the runtime's rules are read there too. Rules are listed per
+  // event: the worker's chart account may get and list CameraRules, not watch them.
   const runtime = openRuntime(
     config,
     { resources, namespace: config.platform.namespace, registerWorker: () => undefined },
     log,
+    { ruleCache: false },
   );
   runtime.feed?.start();
   return { worker: watcherOf(runtime, resources, config.watcherPollMs, log), close: () => runtime.close() };
