@@ -60,7 +60,10 @@ async function startOnce(service: (typeof SERVICES)[number], variant: Variant): 
     const listening = await child.waitForRecord((r) => r.message === `${service.name} listening`);
     const url = `${String(listening.url).replace('0.0.0.0', '127.0.0.1')}${service.health}`;
     for (let attempt = 0; attempt < 2000; attempt++) {
-      const ok = await fetch(url).then((r) => r.ok, () => false);
+      const ok = await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }

@@ -33,7 +33,16 @@ const UNUSED_OPTIONAL = ['@huggingface/transformers', '@img/sharp-wasm32'];
 /** Folders inside kept packages that nothing loads at run time. */
 const UNUSED_FOLDERS = ['protobufjs/cli'];
 /** Folders at the top of a package that nothing loads at run time. */
-const UNUSED_PACKAGE_FOLDERS = new Set(['test', 'tests', '__tests__', 'example', 'examples', 'benchmark', 'bench', 'docs']);
+const UNUSED_PACKAGE_FOLDERS = new Set([
+  'test',
+  'tests',
+  '__tests__',
+  'example',
+  'examples',
+  'benchmark',
+  'bench',
+  'docs',
+]);
 /** File names nothing loads at run time. */
 const UNUSED_FILE = /(\.d\.[cm]?ts|(?<!\.d)\.[cm]?ts|\.map|\.md|\.markdown)$/i;
 
@@ -61,7 +70,8 @@ function resolve(from: string, name: string): string | undefined {
   }
 }
 
-const packageName = (lockPath: string) => lockPath.slice(lockPath.lastIndexOf('node_modules/') + 'node_modules/'.length);
+const packageName = (lockPath: string) =>
+  lockPath.slice(lockPath.lastIndexOf('node_modules/') + 'node_modules/'.length);
 
 const kept = new Set<string>();
 const pending = Object.keys(entries[''].dependencies ?? {})

@@ -22,6 +22,7 @@ import {
   podman,
   podmanUnavailable,
   removeContainer,
+  startToListening,
   type ImageFacts,
 } from './testing/podman.js';
 
@@ -88,7 +89,9 @@ describeWithPodman('container image', () => {
 
     const started = performance.now();
     await buildImage(IMAGE);
-    figures.push(`build (bases present or made, layers cached or not): ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    figures.push(
+      `build (bases present or made, layers cached or not): ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
     image = await inspectImage(IMAGE);
     figures.push(`image size: ${(image.Size / 1e6).toFixed(0)} MB`);
   }, BUILD_TIMEOUT_MS);
@@ -105,11 +108,22 @@ describeWithPodman('container image', () => {
     expect(image.Config.Labels['org.opencontainers.image.version']).toMatch(/^\d+\.\d+\.\d+/);
     expect(image.Config.Labels['org.opencontainers.image.revision']).toMatch(/^[0-9a-f]{40}$|^unknown$/);
     expect(image.Config.Labels['org.opencontainers.image.source']).toBeTruthy();
-    expect(image.Config.Env).toEqual(expect.arrayContaining(['MM_DATAPREP_HOST=0.0.0.0', 'ALERT_DISPATCH_HOST=0.0.0.0']));
+    expect(image.Config.Env).toEqual(
+      expect.arrayContaining(['MM_DATAPREP_HOST=0.0.0.0', 'ALERT_DISPATCH_HOST=0.0.0.0']),
+    );
   });
 
   it('answers operator --help read-only as the non-root user', async () => {
-    const output = await podman(['run', '--rm', ...lockedDown(USER, dataDir), '--network', 'none', IMAGE, 'operator', '--help']);
+    const output = await podman([
+      'run',
+      '--rm',
+      ...lockedDown(USER, dataDir),
+      '--network',
+      'none',
+      IMAGE,
+      'operator',
+      '--help',
+    ]);
     expect(output).toContain('usage: argus <command>');
   });
 
@@ -120,13 +134,32 @@ describeWithPodman('container image', () => {
       await removeContainer(name);
       const started = performance.now();
       await podman([
-        'run', '--detach', '--name', name, ...lockedDown(USER, dataDir), '--network', 'none',
-        '--volume', `${probeDir}:/probe:ro`, '--env', `ARGUS_SHUTDOWN_GRACE_SECONDS=${GRACE_SECONDS}`,
-        IMAGE, 'serve', 'dataprep',
+        'run',
+        '--detach',
+        '--name',
+        name,
+        ...lockedDown(USER, dataDir),
+        '--network',
+        'none',
+        '--volume',
+        `${probeDir}:/probe:ro`,
+        '--env',
+        `ARGUS_SHUTDOWN_GRACE_SECONDS=${GRACE_SECONDS}`,
+        IMAGE,
+        'serve',
+        'dataprep',
       ]);
       const probe = (args: string[]) => podman(['exec', name, 'node', '/probe/probe.mjs', ...args]);
-      const healthyAfter = await untilHealthy(started, () => probe(['health', '6007']).then(() => true, () => false));
-      figures.push(`dataprep start to healthy (podman run to the first 200, polled by podman exec): ${healthyAfter.toFixed(0)} ms`);
+      const healthyAfter = await untilHealthy(started, () =>
+        probe(['health', '6007']).then(
+          () => true,
+          () => false,
+        ),
+      );
+      figures.push(
+        `dataprep start to healthy (podman run to the first 200, polled by podman exec): ${healthyAfter.toFixed(0)} ms`,
+        `dataprep process start to listening (its own log): ${await startToListening(name, 'dataprep')} ms`,
+      );
 
       for (const file of ['coffee.png', 'clip.mp4']) {
         const answer = JSON.parse(await probe(['upload', '6007', `/probe/${file}`]));
@@ -145,22 +178,45 @@ describeWithPodman('container image', () => {
     5 * 60_000,
   );
 
-  it('serves alert-dispatch on the host network: healthy from outside the container, stopped by SIGTERM', async () => {
-    const name = 'argus-image-dispatch';
-    await removeContainer(name);
-    const port = await freePort();
-    const started = performance.now();
-    await podman([
-      'run', '--detach', '--name', name, ...lockedDown(USER, dataDir), '--network', 'host',
-      '--env', `ALERT_DISPATCH_PORT=${port}`, '--env', `ARGUS_SHUTDOWN_GRACE_SECONDS=${GRACE_SECONDS}`,
-      IMAGE, 'serve', 'alert-dispatch',
-    ]);
-    const health = `http://127.0.0.1:${port}/api/v1/health`;
-    const healthyAfter = await untilHealthy(started, () => fetch(health).then((r) => r.ok, () => false));
-    figures.push(`alert-dispatch start to healthy (podman run to the first 200, polled from the host): ${healthyAfter.toFixed(0)} ms`);
+  it(
+    'serves alert-dispatch on the host network: healthy from outside the container, stopped by SIGTERM',
+    async () => {
+      const name = 'argus-image-dispatch';
+      await removeContainer(name);
+      const port = await freePort();
+      const started = performance.now();
+      await podman([
+        'run',
+        '--detach',
+        '--name',
+        name,
+        ...lockedDown(USER, dataDir),
+        '--network',
+        'host',
+        '--env',
+        `ALERT_DISPATCH_PORT=${port}`,
+        '--env',
+        `ARGUS_SHUTDOWN_GRACE_SECONDS=${GRACE_SECONDS}`,
+        IMAGE,
+        'serve',
+        'alert-dispatch',
+      ]);
+      const health = `http://127.0.0.1:${port}/api/v1/health`;
+      const healthyAfter = await untilHealthy(started, () =>
+        fetch(health).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      );
+      figures.push(
+        `alert-dispatch start to healthy (podman run to the first 200, polled from the host): ${healthyAfter.toFixed(0)} ms`,
+        `alert-dispatch process start to listening (its own log): ${await startToListening(name, 'alert-dispatch')} ms`,
+      );
 
-    const { exitCode, logs } = await stopGracefully(name);
-    expect(exitCode).toBe(0);
-    expect(logs).toContain('"signal":"SIGTERM"');
-  }, 5 * 60_000);
+      const { exitCode, logs } = await stopGracefully(name);
+      expect(exitCode).toBe(0);
+      expect(logs).toContain('"signal":"SIGTERM"');
+    },
+    5 * 60_000,
+  );
 });

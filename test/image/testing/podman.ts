@@ -54,10 +54,12 @@ export async function inspectImage(tag: string): Promise<ImageFacts> {
   return (JSON.parse(await podman(['image', 'inspect', tag])) as ImageFacts[])[0];
 }
 
-/** A detached container's state after it stopped. */
+/** A container's state (the parts the tests read). */
 export interface ContainerState {
   ExitCode: number;
   Running: boolean;
+  /** RFC 3339 with nanoseconds. */
+  StartedAt: string;
 }
 
 export async function containerState(name: string): Promise<ContainerState> {
@@ -68,6 +70,20 @@ export async function containerState(name: string): Promise<ContainerState> {
 export async function containerLogs(name: string): Promise<string> {
   const { stdout, stderr } = await run('podman', ['logs', name], { env, maxBuffer: 64 * 1024 * 1024 });
   return stdout + stderr;
+}
+
+/**
+ * Milliseconds from the container's start (its process spawned) to the service's `<service> listening` log line:
+ * the start-up of the process itself, without podman's own set-up.
+ */
+export async function startToListening(name: string, service: string): Promise<number> {
+  const started = Date.parse((await containerState(name)).StartedAt);
+  const line = (await containerLogs(name))
+    .split('\n')
+    .map((text) => (text.startsWith('{') ? (JSON.parse(text) as { message?: string; timestamp?: string }) : {}))
+    .find((record) => record.message === `${service} listening`);
+  if (!line?.timestamp) throw new Error(`${name}: no '${service} listening' line in its log`);
+  return Date.parse(line.timestamp) - started;
 }
 
 /** Removes a container whatever its state (cleanup after a test). */

@@ -1,8 +1,10 @@
 // Runs inside the image (`podman exec … node /probe/probe.mjs`), whose network is loopback only: calls dataprep on
 // 127.0.0.1. `health <port>`: exit 0 once health answers 200. `upload <port> <file>`: uploads the file, prints the
 // status and the JSON answer.
+/* global fetch, FormData, Blob */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import process from 'node:process';
 
 const [command, port, file] = process.argv.slice(2);
 const base = `http://127.0.0.1:${port}/v1/dataprep`;
@@ -17,5 +19,5 @@ if (command === 'upload') {
     method: 'POST',
     body: form,
   });
-  console.log(JSON.stringify({ status: response.status, body: await response.json() }));
+  process.stdout.write(`${JSON.stringify({ status: response.status, body: await response.json() })}\n`);
 }
