@@ -3,8 +3,8 @@
 #   docker build -t argus .                      # the CPU image (the last stage, `runtime`)
 #   docker build --target cuda -t argus:cuda .   # onnxruntime's CUDA execution provider (GPU node pools)
 #
-# Base images are build args (defaults: the public Node 20 image); machines that reach no registry make their own
-# (hack/image/local-base.sh). Where HTTPS goes through a proxy with its own CA, mount the CA bundle and name it:
+# Base images are build args (defaults: the public node:20-bookworm-slim to build, debian:bookworm-slim to run);
+# machines that reach no registry make their own (hack/image/build.sh). Where HTTPS goes through a proxy with its own CA, mount the CA bundle and name it:
 #   --volume /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro \
 #   --build-arg NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 # (an ARG, so the path is never baked into the image; each stage that reaches the network declares it).
@@ -79,7 +79,8 @@ ENTRYPOINT ["argus"]
 CMD ["up"]
 
 # ---- cuda: the CPU image plus onnxruntime's CUDA provider and the CUDA 12 / cuDNN 9 user-space libraries ----
-# Run it with ARGUS_ORT_PROVIDER=cuda (set here) on a node with the NVIDIA driver and container toolkit.
+# Run it with ARGUS_ORT_PROVIDER=cuda (set here) on a node with the NVIDIA driver and container toolkit. Every library
+# of the CUDA runtime image is copied (several GB): which ones onnxruntime loads could not be checked without a GPU.
 FROM ${CUDA_IMAGE} AS cuda-libraries
 FROM app AS cuda
 COPY --from=build-cuda /app/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/ \
