@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import { boundaries } from './eslint.boundaries.js';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', '.models/', 'charts/', 'coverage/', '.tools/', '.openapi/'] },
+  { ignores: ['node_modules/', '.data/', '.models/', 'charts/', 'coverage/', '.tools/', '.openapi/', 'dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -9,7 +9,9 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }],
   },
   testMatch: ['**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/.data/'],
+  testPathIgnorePatterns: ['/node_modules/', '/.data/', '/dist/'],
+  // The compiled build (npm run build) is not a second copy of the sources for jest.
+  modulePathIgnorePatterns: ['<rootDir>/dist/'],
   // One temporary folder per run (TMPDIR), removed at the end; onnxruntime's telemetry off in every worker.
   globalSetup: '<rootDir>/test/support/jest-global-setup.ts',
   globalTeardown: '<rootDir>/test/support/jest-global-teardown.ts',

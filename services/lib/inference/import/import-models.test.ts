@@ -42,6 +42,15 @@ describe('importDefaultModels', () => {
     expect((await stat(path.join(dir, 'universal-sentence-encoder-lite', 'vocab.json'))).size).toBeGreaterThan(100_000);
   });
 
+  it('publishes folders and files every user can read (the services run as another user than the importer)', async () => {
+    for (const name of names) {
+      expect((await stat(path.join(dir, name))).mode & 0o777).toBe(0o755);
+      for (const file of await readdir(path.join(dir, name))) {
+        expect((await stat(path.join(dir, name, file))).mode & 0o004).toBe(0o004);
+      }
+    }
+  });
+
   it('skips models already present and replaces them with force', async () => {
     const lines: string[] = [];
     expect(await importDefaultModels(dir, { log: (l) => lines.push(l) })).toEqual([]);

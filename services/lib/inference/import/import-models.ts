@@ -1,4 +1,4 @@
-import { copyFile, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ModelManifest } from '../manifest.js';
 import { readCocoLabels } from './coco-labels.js';
@@ -19,6 +19,11 @@ export interface ImportOptions {
 }
 
 const modelFileName = 'model.onnx';
+/**
+ * A published model folder: readable by every user. mkdtemp makes it 0700, so models imported by root (an image
+ * build, a volume filled by an init container) would be unreadable by the non-root user the services run as.
+ */
+const MODEL_DIR_MODE = 0o755;
 
 async function exists(file: string): Promise<boolean> {
   return stat(file).then(
@@ -104,6 +109,7 @@ export async function importDefaultModels(modelsDir: string, options: ImportOpti
     try {
       const started = Date.now();
       const bytes = await buildModel(definition, tempDir);
+      await chmod(tempDir, MODEL_DIR_MODE);
       if (await publish(tempDir, target, options.force ?? false)) {
         written.push(definition.name);
         log(`${definition.name}: imported in ${Date.now() - started} ms (${(bytes / 1e6).toFixed(1)} MB ONNX)`);
