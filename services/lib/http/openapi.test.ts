@@ -86,18 +86,37 @@ describe('buildOpenApi', () => {
     });
     const doc = documentOf([json, plain]);
     const responses = doc.paths['/api/things/{id}'].post.responses;
-    expect(Object.keys(responses)).toEqual(['200', '400', '413', '415', '422', '500']);
+    expect(Object.keys(responses)).toEqual(['200', '400', '401', '413', '415', '422', '500']);
     expect(responses[413].description).toBe('Too many things');
     expect(responses[415].content['application/json'].schema.required).toEqual(['detail']);
     const plainOp = doc.paths['/api/plain'].get;
-    expect(Object.keys(plainOp.responses)).toEqual(['200', '500']);
+    expect(Object.keys(plainOp.responses)).toEqual(['200', '401', '500']);
     expect(plainOp.responses[200].content).toEqual({
       'image/png': { schema: { type: 'string', format: 'binary' } },
       'text/plain': { schema: { type: 'string' } },
     });
   });
 
-  it('names every operation by its method and path, declares servers, no security and every tag', () => {
+  it('declares the API keys as a bearer scheme: every operation takes a key or none, health none at all', () => {
+    const route = (path: string) =>
+      defineRoute({ method: 'get', path, summary: path, responses: { 200: { description: 'ok' } }, handler: noop });
+    const doc = documentOf([route('/things'), route('/health')]);
+    expect(doc.components).toEqual({
+      securitySchemes: { apiKey: expect.objectContaining({ type: 'http', scheme: 'bearer' }) },
+    });
+    expect(doc.security).toEqual([{ apiKey: [] }, {}]);
+    const things = doc.paths['/api/things'].get;
+    expect(things.security).toBeUndefined();
+    expect(things.responses[401]).toMatchObject({
+      headers: { 'WWW-Authenticate': { schema: { type: 'string' } } },
+      content: { 'application/json': { schema: { required: ['detail'] } } },
+    });
+    const health = doc.paths['/api/health'].get;
+    expect(health.security).toEqual([]);
+    expect(health.responses[401]).toBeUndefined();
+  });
+
+  it('names every operation by its method and path, declares servers and every tag', () => {
     const route = (method: RouteSpec['method'], path: string, tags: string[]) =>
       defineRoute({ method, path, summary: path, tags, responses: { 200: { description: 'ok' } }, handler: noop });
     const doc = documentOf(
@@ -106,7 +125,7 @@ describe('buildOpenApi', () => {
     );
     expect(doc.paths['/api/media/jobs/{job_id}'].get.operationId).toBe('getMediaJobsByJobId');
     expect(doc.paths['/api/'].get.operationId).toBe('get');
-    expect(doc).toMatchObject({ openapi: '3.0.3', servers: [{ url: '/' }], security: [] });
+    expect(doc).toMatchObject({ openapi: '3.0.3', servers: [{ url: '/' }] });
     expect(doc.tags).toEqual([
       { name: 'jobs', description: 'Background jobs' },
       { name: 'health', description: 'Liveness' },

@@ -20,6 +20,34 @@ export interface OpenApiSource {
   errors: ErrorStyle;
 }
 
+/** The path (under the base path) every service answers its health on: open without an API key, for probes. */
+export const HEALTH_PATH = '/health';
+
+/** The name of the bearer scheme in `components.securitySchemes`. */
+const SECURITY_SCHEME = 'apiKey';
+
+/** The scheme: the services share keys, which a deployment may or may not set. */
+const API_KEY_SCHEME = {
+  type: 'http',
+  scheme: 'bearer',
+  description:
+    'One of the keys of ARGUS_API_KEYS (or ARGUS_API_KEYS_FILE), sent as `Authorization: Bearer <key>`. A service ' +
+    'without keys (the embedded default, on loopback) needs none; with keys, every operation but health answers 401 ' +
+    'without one. /metrics, /openapi.json, /docs and /redoc are always open.',
+};
+
+const UNAUTHORIZED =
+  'No accepted API key: the service has keys and the request sent none, another scheme or a wrong one';
+
+/** The WWW-Authenticate header of a 401. */
+const CHALLENGE_HEADER = {
+  'WWW-Authenticate': {
+    description:
+      'The Bearer challenge (RFC 6750): `Bearer realm="argus"`, with `error="invalid_token"` for a wrong key',
+    schema: { type: 'string' },
+  },
+};
+
 /** The OpenAPI version of every document: 3.0.3, the version joi-to-swagger's vocabulary (`nullable`) belongs to. */
 export const OPENAPI_VERSION = '3.0.3';
 
@@ -68,6 +96,7 @@ function kitErrors(route: RouteSpec, style: ErrorStyle): Record<number, string> 
     errors[style.validationStatus] = 'A request field is invalid, or the body is nested too deeply';
   }
   if (req.multipart) errors[415] = 'The body is compressed (a multipart body is accepted without Content-Encoding)';
+  if (route.path !== HEALTH_PATH) errors[401] = UNAUTHORIZED;
   errors[500] = 'Unexpected failure (the body names no internals)';
   return errors;
 }
@@ -78,8 +107,9 @@ function rawBodySchema(contentType: string): OpenApiSchema | undefined {
   return contentType.startsWith('text/') ? { type: 'string' } : BINARY_SCHEMA;
 }
 
-function responseObject(spec: ResponseSpec): Record<string, unknown> {
-  if (!spec.schema && !spec.contentType) return { description: spec.description };
+function responseObject(spec: ResponseSpec, status: number): Record<string, unknown> {
+  const headers = status === 401 ? { headers: CHALLENGE_HEADER } : {};
+  if (!spec.schema && !spec.contentType) return { description: spec.description, ...headers };
   const types = typeof spec.contentType === 'string' ? [spec.contentType] : (spec.contentType ?? ['application/json']);
   const content = Object.fromEntries(
     types.map((type) => {
@@ -87,7 +117,7 @@ function responseObject(spec: ResponseSpec): Record<string, unknown> {
       return [type, schema ? { schema } : {}];
     }),
   );
-  return { description: spec.description, content };
+  return { description: spec.description, ...headers, content };
 }
 
 /** Every documented answer of a route: its own, then the kit's, error answers without a schema in the error style. */
@@ -99,7 +129,7 @@ function responses(route: RouteSpec, style: ErrorStyle): Record<string, unknown>
     Object.entries(specs).map(([status, spec]) => {
       const withBody =
         Number(status) >= 400 && !spec.schema && !spec.contentType ? { ...spec, schema: style.body } : spec;
-      return [status, responseObject(withBody)];
+      return [status, responseObject(withBody, Number(status))];
     }),
   );
 }
@@ -153,6 +183,7 @@ function operation(route: RouteSpec, style: ErrorStyle): Record<string, unknown>
     tags: route.tags,
     parameters: [...parameters('path', req.params), ...parameters('query', req.query), ...headerParams],
     ...(body ? { requestBody: body } : {}),
+    ...(route.path === HEALTH_PATH ? { security: [] } : {}),
     responses: responses(route, style),
   };
 }
@@ -160,8 +191,8 @@ function operation(route: RouteSpec, style: ErrorStyle): Record<string, unknown>
 /**
  * Builds the OpenAPI 3.0.3 document from the same route specs that validate requests: one operation per route, with
  * a stable operationId, every answer the route or the kit gives (errors in the service's error style), the tags
- * described, one server (the origin that serves the document) and no security scheme (the services authenticate
- * nobody: they are reached on loopback or the cluster network).
+ * described, one server (the origin that serves the document) and the bearer scheme of the API keys: every
+ * operation takes a key or none (the keys are the deployment's choice), health none at all.
  */
 export function buildOpenApi(source: OpenApiSource): Record<string, unknown> {
   const { info, basePath, routes, errors } = source;
@@ -186,8 +217,9 @@ export function buildOpenApi(source: OpenApiSource): Record<string, unknown> {
     openapi: OPENAPI_VERSION,
     info: documentInfo,
     servers: [{ url: '/', description: 'The origin that serves this document' }],
-    security: [],
+    security: [{ [SECURITY_SCHEME]: [] }, {}],
     tags,
     paths,
+    components: { securitySchemes: { [SECURITY_SCHEME]: API_KEY_SCHEME } },
   };
 }
