@@ -111,7 +111,7 @@ describe('argus up with ARGUS_API_KEYS', () => {
     }
   });
 
-  it('camera-rules' and the caption worker's clients of other services send the first key', async () => {
+  it("camera-rules' and the caption worker's clients of other services send the first key", async () => {
     const alert: Alert = {
       alert_type: 'camera_rule',
       source_id: 'front-door',
