@@ -55,11 +55,16 @@ function violationOf(doc: Document, response: ObservedResponse): string | undefi
   if (!type) return `Content-Type ${response.contentType} is not documented (${types.join(', ')})`;
   const schema = documented.content?.[type]?.schema;
   if (!schema || response.json === undefined) return undefined;
-  const validate = validatorOf(schema);
   // As sent: JSON drops undefined fields and writes dates as strings.
-  if (validate(JSON.parse(JSON.stringify(response.json)))) return undefined;
-  const errors = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`.trim());
-  return `body does not match the schema: ${errors.slice(0, 5).join('; ')}`;
+  const errors = schemaViolations(schema, JSON.parse(JSON.stringify(response.json)));
+  return errors.length === 0 ? undefined : `body does not match the schema: ${errors.slice(0, 5).join('; ')}`;
+}
+
+/** What is wrong with a JSON value by an OpenAPI schema of a document (`/path message` each); empty when it conforms. */
+export function schemaViolations(schema: object, value: unknown): string[] {
+  const validate = validatorOf(schema);
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`.trim());
 }
 
 /** Every answer of every app created while the check is on that broke its document, in order. */

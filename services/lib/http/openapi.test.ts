@@ -134,6 +134,24 @@ describe('buildOpenApi', () => {
     expect(doc.info).toEqual({ title: 'T', version: '1' });
   });
 
+  it("gives every JSON request body and success response an example: the schema's own, else one generated", () => {
+    const route = defineRoute({
+      method: 'post',
+      path: '/things',
+      summary: 'things',
+      request: { body: Joi.object({ name: Joi.string().min(1).required(), size: Joi.number().integer() }) },
+      responses: {
+        201: { description: 'created', schema: Joi.object({ id: Joi.string().required() }).example({ id: 'th-1' }) },
+        404: { description: 'no such thing' },
+      },
+      handler: noop,
+    });
+    const op = documentOf([route]).paths['/api/things'].post;
+    expect(op.requestBody.content['application/json'].example).toEqual({ name: 'string', size: 0 });
+    expect(op.responses[201].content['application/json'].example).toEqual({ id: 'th-1' });
+    expect(op.responses[404].content['application/json'].example).toBeUndefined();
+  });
+
   it('derives operationIds from every word of the path', () => {
     expect(operationIdOf('delete', '/media/:bucket_name/:video_id')).toBe('deleteMediaByBucketNameByVideoId');
     expect(operationIdOf('get', '/rules/search-responses/')).toBe('getRulesSearchResponses');

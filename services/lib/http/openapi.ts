@@ -1,4 +1,5 @@
 import type Joi from 'joi';
+import { sample } from 'openapi-sampler';
 import type { ErrorStyle } from './errors.js';
 import { BINARY_SCHEMA, toOpenApiSchema, type OpenApiSchema } from './openapi-schema.js';
 import type { ResponseSpec, RouteSpec } from './route.js';
@@ -107,6 +108,23 @@ function rawBodySchema(contentType: string): OpenApiSchema | undefined {
   return contentType.startsWith('text/') ? { type: 'string' } : BINARY_SCHEMA;
 }
 
+/**
+ * The example of a media type: the schema's own (a joi `.example()`), else one generated from the schema (every
+ * required field, formats and lengths honoured; patterns are not, so a field with a pattern a generic string breaks
+ * needs its own example), so that every JSON body has one a client or a mock can start from. A test
+ * (hack/openapi-examples.test.ts) checks each against its schema.
+ */
+function exampleOf(schema: OpenApiSchema): unknown {
+  if (schema.example !== undefined) return schema.example;
+  return sample(schema as Parameters<typeof sample>[0], { skipReadOnly: true, quiet: true });
+}
+
+/** A media type object of `schema`, with its example when the body is JSON. */
+function mediaOf(type: string, schema: OpenApiSchema | undefined, exampled: boolean): Record<string, unknown> {
+  if (!schema) return {};
+  return exampled && /[/+]json$/.test(type) ? { schema, example: exampleOf(schema) } : { schema };
+}
+
 function responseObject(spec: ResponseSpec, status: number): Record<string, unknown> {
   const headers = status === 401 ? { headers: CHALLENGE_HEADER } : {};
   if (!spec.schema && !spec.contentType) return { description: spec.description, ...headers };
@@ -114,7 +132,7 @@ function responseObject(spec: ResponseSpec, status: number): Record<string, unkn
   const content = Object.fromEntries(
     types.map((type) => {
       const schema = spec.schema ? toOpenApiSchema(spec.schema) : rawBodySchema(type);
-      return [type, schema ? { schema } : {}];
+      return [type, mediaOf(type, schema, status < 300)];
     }),
   );
   return { description: spec.description, ...headers, content };
@@ -162,7 +180,12 @@ function requestBody(route: RouteSpec): unknown {
     const media = { schema: toOpenApiSchema(req.multipart), ...(Object.keys(encoding).length ? { encoding } : {}) };
     return { required: true, content: { 'multipart/form-data': media } };
   }
-  if (req.body) return { required: true, content: { 'application/json': { schema: toOpenApiSchema(req.body) } } };
+  if (req.body) {
+    return {
+      required: true,
+      content: { 'application/json': mediaOf('application/json', toOpenApiSchema(req.body), true) },
+    };
+  }
   return undefined;
 }
 
