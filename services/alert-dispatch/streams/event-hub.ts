@@ -203,7 +203,10 @@ export class EventHub {
         'Upgrade to a WebSocket to receive JSON text frames `{"event": name, "data": payload}` with the same events ' +
         'as the SSE stream. Messages sent by the client are ignored.',
       tags: ['events'],
-      responses: { 426: { description: 'Upgrade to a WebSocket required' } },
+      responses: {
+        101: { description: 'Switching Protocols: the WebSocket is open (with an upgrade request)' },
+        426: { description: 'Upgrade to a WebSocket required' },
+      },
       handler: () => {
         throw new HttpError(426, 'Upgrade Required: connect with a WebSocket client', { Upgrade: 'websocket' });
       },
