@@ -86,3 +86,48 @@ export const contractCheck: ResponseObserverFactory = (service, openapi) => {
     contractViolations.push(line);
   };
 };
+
+/** One Server-Sent Event as a test client read it: its name (`message` when none), id and parsed JSON data. */
+export interface StreamEvent {
+  event: string;
+  id?: string;
+  data: unknown;
+}
+
+interface EventStreamDocument extends Document {
+  components?: { schemas?: Record<string, object> };
+}
+
+/** What is wrong with one event of an operation's 200 event stream by the document; undefined when it conforms. */
+function eventViolationOf(doc: EventStreamDocument, method: string, path: string, event: StreamEvent) {
+  const media = (doc.paths?.[path]?.[method]?.responses?.['200']?.content ?? {})['text/event-stream'];
+  const items = (media?.schema as { items?: { discriminator?: { mapping?: Record<string, string> } } } | undefined)
+    ?.items;
+  const mapping = items?.discriminator?.mapping;
+  if (!mapping) return 'the document describes no events for this stream';
+  const ref = mapping[event.event];
+  if (!ref) return `event ${event.event} is not among the documented ones (${Object.keys(mapping).join(', ')})`;
+  const schema = doc.components?.schemas?.[ref.replace('#/components/schemas/', '')];
+  if (!schema) return `${ref} is not in the document`;
+  const sent = event.id === undefined ? { event: event.event, data: event.data } : event;
+  const errors = schemaViolations(schema, sent);
+  return errors.length === 0 ? undefined : `does not match ${ref}: ${errors.slice(0, 5).join('; ')}`;
+}
+
+/**
+ * Checks one event a test read from an event stream against the service's document (the stream's event schemas),
+ * recording a violation as the contract check does for whole answers.
+ */
+export function checkStreamEvent(
+  service: string,
+  doc: Record<string, unknown>,
+  operation: { method: string; path: string },
+  event: StreamEvent,
+): void {
+  const violation = eventViolationOf(doc as EventStreamDocument, operation.method, operation.path, event);
+  if (!violation) return;
+  const line = `${service}: ${operation.method.toUpperCase()} ${operation.path} event ${event.event}: ${violation}`;
+  if (contractViolations.includes(line)) return;
+  console.error(`OpenAPI contract violation: ${line}`);
+  contractViolations.push(line);
+}

@@ -50,3 +50,37 @@ export const toolInfoBody = Joi.object({
   source: Joi.string().valid('builtin', 'mcp'),
   server: Joi.string().description('MCP server of an MCP tool'),
 });
+
+/** The events of the stream (GET /events, and the frames of /ws): each event's `data`. */
+export const streamEvents = {
+  init: Joi.object({
+    service: Joi.string().required(),
+    version: Joi.string().required(),
+    adk_enabled: Joi.boolean().required().description('Agent mode: LLM_BASE_URL configured'),
+    mcp_enabled: Joi.boolean().required(),
+    server_time: Joi.string().required().description('ISO-8601'),
+  }).description('Sent once on connect'),
+  alert_action: Joi.object({
+    event_id: Joi.string().required(),
+    source_id: Joi.string().required(),
+    alert_name: Joi.string().required(),
+    answer: Joi.string().valid('YES', 'NO').required(),
+    reason: Joi.string().allow('').required(),
+    actions_taken: Joi.array().items(Joi.string()).required(),
+    tools_requested: Joi.array().items(Joi.string()).required(),
+    tool_outcomes: toolOutcomes.required(),
+    consecutive_count: Joi.number().integer(),
+    escalated: Joi.boolean().required(),
+    snapshot_path: Joi.string().allow(null),
+    payload_kinds: Joi.array().items(Joi.string()).required(),
+    duration_ms: Joi.number().required(),
+    timestamp: Joi.string().required().description('ISO-8601 with offset'),
+  }).description('After each dispatch'),
+  keepalive: Joi.object({ timestamp: Joi.string().required().description('ISO-8601') }).description(
+    'Every ALERT_SSE_KEEPALIVE_MS (15 s by default)',
+  ),
+  error: Joi.object({
+    message: Joi.string().required(),
+    event: Joi.string().description('The event that could not be sent'),
+  }).description('A stream-level failure (an event that could not be serialised or replayed)'),
+};

@@ -152,6 +152,39 @@ describe('buildOpenApi', () => {
     expect(op.responses[404].content['application/json'].example).toBeUndefined();
   });
 
+  it('names each event of an event stream as a component and describes the stream as the sequence of them', () => {
+    const route = defineRoute({
+      method: 'get',
+      path: '/events',
+      summary: 'events',
+      responses: {
+        200: {
+          description: 'stream',
+          contentType: 'text/event-stream',
+          events: { alert_action: Joi.object({ id: Joi.string().required() }), keepalive: Joi.object({}) },
+        },
+      },
+      handler: noop,
+    });
+    const doc = documentOf([route]) as any;
+    const items = doc.paths['/api/events'].get.responses[200].content['text/event-stream'].schema.items;
+    expect(items.oneOf).toEqual([
+      { $ref: '#/components/schemas/AlertActionEvent' },
+      { $ref: '#/components/schemas/KeepaliveEvent' },
+    ]);
+    expect(items.discriminator).toEqual({
+      propertyName: 'event',
+      mapping: {
+        alert_action: '#/components/schemas/AlertActionEvent',
+        keepalive: '#/components/schemas/KeepaliveEvent',
+      },
+    });
+    expect(doc.components.schemas.AlertActionEvent).toMatchObject({
+      required: ['event', 'data'],
+      properties: { event: { enum: ['alert_action'] }, data: { required: ['id'] } },
+    });
+  });
+
   it('derives operationIds from every word of the path', () => {
     expect(operationIdOf('delete', '/media/:bucket_name/:video_id')).toBe('deleteMediaByBucketNameByVideoId');
     expect(operationIdOf('get', '/rules/search-responses/')).toBe('getRulesSearchResponses');

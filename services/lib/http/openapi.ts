@@ -125,12 +125,64 @@ function mediaOf(type: string, schema: OpenApiSchema | undefined, exampled: bool
   return exampled && /[/+]json$/.test(type) ? { schema, example: exampleOf(schema) } : { schema };
 }
 
-function responseObject(spec: ResponseSpec, status: number): Record<string, unknown> {
+/** The named schemas of a document (`components.schemas`): one per Server-Sent Event of its streams. */
+class NamedSchemas {
+  readonly schemas: Record<string, OpenApiSchema> = {};
+
+  /** Names `schema` and answers a reference to it; one name given two different schemas is an error. */
+  add(name: string, schema: OpenApiSchema): OpenApiSchema {
+    const known = this.schemas[name];
+    if (known && JSON.stringify(known) !== JSON.stringify(schema)) {
+      throw new Error(`Two different schemas are named ${name}: give the events of one stream other names`);
+    }
+    this.schemas[name] = schema;
+    return { $ref: `#/components/schemas/${name}` };
+  }
+}
+
+const pascalCase = (text: string) => words(text).map(capitalised).join('');
+
+/**
+ * The schema of a `text/event-stream` body with these events: the stream as the sequence of its events, each event a
+ * named component `<Name>Event` ({event, id?, data}) whose `data` is the event's JSON, told apart by `event`.
+ * OpenAPI 3.0 has no vocabulary for a stream of messages; this is what a reader and a generator can follow.
+ */
+function eventStreamSchema(events: Record<string, Joi.Schema>, named: NamedSchemas): OpenApiSchema {
+  const refs = Object.entries(events).map(([event, data]) => {
+    const schema: OpenApiSchema = {
+      type: 'object',
+      description: `The \`${event}\` event: \`event: ${event}\` (none for \`message\`), its data one line of JSON`,
+      required: ['event', 'data'],
+      properties: {
+        event: { type: 'string', enum: [event] },
+        id: { type: 'string', description: 'The event id, where the stream numbers its events (Last-Event-ID)' },
+        data: toOpenApiSchema(data),
+      },
+    };
+    return [event, named.add(`${pascalCase(event)}Event`, schema)] as const;
+  });
+  return {
+    type: 'array',
+    description:
+      'The stream as the sequence of its Server-Sent Events (each item one event: its name, id and JSON data), ' +
+      'until the server or the client ends it',
+    items: {
+      oneOf: refs.map(([, ref]) => ref),
+      discriminator: {
+        propertyName: 'event',
+        mapping: Object.fromEntries(refs.map(([event, ref]) => [event, ref.$ref as string])),
+      },
+    },
+  };
+}
+
+function responseObject(spec: ResponseSpec, status: number, named: NamedSchemas): Record<string, unknown> {
   const headers = status === 401 ? { headers: CHALLENGE_HEADER } : {};
-  if (!spec.schema && !spec.contentType) return { description: spec.description, ...headers };
+  if (!spec.schema && !spec.contentType && !spec.events) return { description: spec.description, ...headers };
   const types = typeof spec.contentType === 'string' ? [spec.contentType] : (spec.contentType ?? ['application/json']);
   const content = Object.fromEntries(
     types.map((type) => {
+      if (spec.events && type === 'text/event-stream') return [type, { schema: eventStreamSchema(spec.events, named) }];
       const schema = spec.schema ? toOpenApiSchema(spec.schema) : rawBodySchema(type);
       return [type, mediaOf(type, schema, status < 300)];
     }),
@@ -139,7 +191,7 @@ function responseObject(spec: ResponseSpec, status: number): Record<string, unkn
 }
 
 /** Every documented answer of a route: its own, then the kit's, error answers without a schema in the error style. */
-function responses(route: RouteSpec, style: ErrorStyle): Record<string, unknown> {
+function responses(route: RouteSpec, style: ErrorStyle, named: NamedSchemas): Record<string, unknown> {
   const specs: Record<number, ResponseSpec> = {};
   for (const [status, description] of Object.entries(kitErrors(route, style))) specs[Number(status)] = { description };
   Object.assign(specs, route.responses);
@@ -147,7 +199,7 @@ function responses(route: RouteSpec, style: ErrorStyle): Record<string, unknown>
     Object.entries(specs).map(([status, spec]) => {
       const withBody =
         Number(status) >= 400 && !spec.schema && !spec.contentType ? { ...spec, schema: style.body } : spec;
-      return [status, responseObject(withBody, Number(status))];
+      return [status, responseObject(withBody, Number(status), named)];
     }),
   );
 }
@@ -189,7 +241,7 @@ function requestBody(route: RouteSpec): unknown {
   return undefined;
 }
 
-function operation(route: RouteSpec, style: ErrorStyle): Record<string, unknown> {
+function operation(route: RouteSpec, style: ErrorStyle, named: NamedSchemas): Record<string, unknown> {
   const req = route.request ?? {};
   const headerParams = Object.entries(req.headers ?? {}).map(([name, description]) => ({
     name,
@@ -207,7 +259,7 @@ function operation(route: RouteSpec, style: ErrorStyle): Record<string, unknown>
     parameters: [...parameters('path', req.params), ...parameters('query', req.query), ...headerParams],
     ...(body ? { requestBody: body } : {}),
     ...(route.path === HEALTH_PATH ? { security: [] } : {}),
-    responses: responses(route, style),
+    responses: responses(route, style, named),
   };
 }
 
@@ -222,9 +274,10 @@ export function buildOpenApi(source: OpenApiSource): Record<string, unknown> {
   const { tags: tagDescriptions = {}, ...documentInfo } = info;
   const paths: Record<string, Record<string, unknown>> = {};
   const operationIds = new Set<string>();
+  const named = new NamedSchemas();
   for (const route of routes) {
     const oasPath = (basePath + route.path).replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-    const op = operation(route, errors);
+    const op = operation(route, errors, named);
     if (operationIds.has(op.operationId as string)) {
       throw new Error(`Two routes have the operationId ${String(op.operationId)}: give one another path`);
     }
@@ -243,6 +296,9 @@ export function buildOpenApi(source: OpenApiSource): Record<string, unknown> {
     security: [{ [SECURITY_SCHEME]: [] }, {}],
     tags,
     paths,
-    components: { securitySchemes: { [SECURITY_SCHEME]: API_KEY_SCHEME } },
+    components: {
+      ...(Object.keys(named.schemas).length > 0 ? { schemas: named.schemas } : {}),
+      securitySchemes: { [SECURITY_SCHEME]: API_KEY_SCHEME },
+    },
   };
 }
