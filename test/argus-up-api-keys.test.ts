@@ -5,6 +5,7 @@ import { DataprepSearchIndex } from '../services/camera-rules/actions/search-ind
 import { postJson } from '../services/caption-runs/worker/outputs.js';
 import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
 import { startArgusUp, type RunningArgusUp } from './support/argus-process.js';
+import { checkedFetch } from './support/contract-check.js';
 import { malformedSweep } from './support/malformed-sweep.js';
 import { SWEPT_SERVICES as SERVICES } from './support/swept-services.js';
 
@@ -79,7 +80,7 @@ describe('argus up with ARGUS_API_KEYS', () => {
     const path = SERVED[name];
     if (path) {
       for (const key of [KEY, NEXT_KEY]) {
-        const res = await fetch(`${apis[name]}${path}`, { headers: { authorization: `Bearer ${key}` } });
+        const res = await checkedFetch(`${apis[name]}${path}`, { headers: { authorization: `Bearer ${key}` } });
         expect([path, res.status]).toEqual([path, 200]);
         await res.arrayBuffer();
       }
@@ -92,9 +93,9 @@ describe('argus up with ARGUS_API_KEYS', () => {
   });
 
   it("guards alert-dispatch's event stream and both WebSocket endpoints", async () => {
-    expect((await fetch(`${apis['alert-dispatch']}/events`)).status).toBe(401);
+    expect((await checkedFetch(`${apis['alert-dispatch']}/events`)).status).toBe(401);
     const stream = new AbortController();
-    const events = await fetch(`${apis['alert-dispatch']}/events`, { headers: WITH_KEY, signal: stream.signal });
+    const events = await checkedFetch(`${apis['alert-dispatch']}/events`, { headers: WITH_KEY, signal: stream.signal });
     expect(events.status).toBe(200);
     expect(events.headers.get('content-type')).toMatch(/^text\/event-stream/);
     stream.abort();

@@ -131,3 +131,90 @@ export function checkStreamEvent(
   console.error(`OpenAPI contract violation: ${line}`);
   contractViolations.push(line);
 }
+
+/** An answer read off the wire (a child process, a raw HTTP client): what the kit's observer sees in-process. */
+export interface WireAnswer {
+  method: string;
+  /** The request's URL path, e.g. `/v1/dataprep/media/jobs/job-1`. */
+  urlPath: string;
+  status: number;
+  /** The Content-Type header as sent, parameters included; undefined without one. */
+  contentType?: string;
+  /** The body as text (an event stream or binary body need not be read: give undefined). */
+  body?: string;
+}
+
+const templates = new WeakMap<object, Array<{ pattern: RegExp; path: string }>>();
+
+/** The document path (`/media/{bucket_name}`) a URL path falls under, the literal paths first; undefined for none. */
+function documentPath(doc: Document, urlPath: string): string | undefined {
+  let list = templates.get(doc);
+  if (!list) {
+    list = Object.keys(doc.paths ?? {})
+      .sort((a, b) => a.split('{').length - b.split('{').length)
+      .map((path) => ({
+        path,
+        pattern: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+      }));
+    templates.set(doc, list);
+  }
+  return list.find((t) => t.pattern.test(urlPath))?.path;
+}
+
+/**
+ * Checks an answer read off the wire against the service's document, as the kit's observer does for an in-process
+ * app: answers to paths and methods the document does not have (404s of unknown paths, 405s) are not the API's, as
+ * in-process; everything else must be documented, its JSON body valid. A violation is recorded like the others.
+ */
+export function checkWireAnswer(service: string, doc: Record<string, unknown>, answer: WireAnswer): void {
+  const path = documentPath(doc as Document, answer.urlPath);
+  const method = answer.method.toLowerCase();
+  const operations = path ? (doc as Document).paths?.[path] : undefined;
+  if (!path || !operations?.[method === 'head' ? 'get' : method]) return;
+  const contentType = (answer.contentType ?? '').split(';')[0].trim();
+  let json: unknown;
+  if (answer.body && /[/+]json$/.test(contentType)) {
+    try {
+      json = JSON.parse(answer.body);
+    } catch {
+      json = undefined;
+    }
+  }
+  const observed = {
+    method,
+    path,
+    status: answer.status,
+    contentType,
+    json,
+    hasBody: Boolean(answer.body) || contentType !== '',
+  };
+  contractCheck(service, doc)(observed);
+}
+
+const documents = new Map<string, Promise<Record<string, unknown>>>();
+
+/**
+ * `fetch` for a service running out of process (`argus up`, a container): the answer is checked against the
+ * document the service serves at its origin's `/openapi.json` (read once per origin). Event streams and binary
+ * bodies are checked by status and Content-Type; JSON bodies are read from a clone, so the caller still reads its own.
+ */
+export async function checkedFetch(url: string, init?: RequestInit): Promise<Response> {
+  const target = new URL(url);
+  let document = documents.get(target.origin);
+  if (!document) {
+    document = fetch(`${target.origin}/openapi.json`).then((res) => res.json() as Promise<Record<string, unknown>>);
+    documents.set(target.origin, document);
+  }
+  const doc = await document;
+  const res = await fetch(url, init);
+  const contentType = res.headers.get('content-type') ?? undefined;
+  const json = /[/+]json/.test(contentType ?? '');
+  checkWireAnswer(String((doc.info as { title?: string }).title), doc, {
+    method: init?.method ?? 'GET',
+    urlPath: target.pathname,
+    status: res.status,
+    contentType,
+    body: json ? await res.clone().text() : contentType ? '(not read)' : undefined,
+  });
+  return res;
+}

@@ -29,10 +29,11 @@ async function serve(onRequest: () => void = () => undefined, apiKeys?: string[]
         path: '/things',
         summary: 'Creates a thing',
         request: { body: Joi.object({ name: Joi.string().required() }) },
-        responses: { 201: { description: 'created' } },
+        responses: { 201: { description: 'created', schema: Joi.object({ name: Joi.string().required() }) } },
         handler: (ctx) => {
           onRequest();
           ctx.status = 201;
+          ctx.body = { name: ctx.state.body.name };
         },
       }),
       defineRoute({

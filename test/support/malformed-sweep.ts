@@ -1,6 +1,7 @@
 import http from 'node:http';
 import zlib from 'node:zlib';
 import { HEALTH_PATH } from '../../services/lib/http/index.js';
+import { checkWireAnswer } from './contract-check.js';
 import { gzipBomb, nestedJson } from './hostile-bodies.js';
 
 /** A file a multipart case sends: its name and bytes. */
@@ -429,11 +430,14 @@ async function unhealthy(health: string[]): Promise<string | undefined> {
   return undefined;
 }
 
+/** The service's OpenAPI document, as far as the sweep reads it. */
+interface SweptDocument {
+  info: { title: string };
+  paths: Record<string, Record<string, { requestBody?: unknown }>>;
+}
+
 /** `METHOD /path` (`:name` segments) of every operation in the service's OpenAPI document that takes a body. */
-async function operationsWithBodies(url: URL): Promise<string[]> {
-  const doc = (await (await fetch(`${url.origin}/openapi.json`)).json()) as {
-    paths: Record<string, Record<string, { requestBody?: unknown }>>;
-  };
+function operationsWithBodies(url: URL, doc: SweptDocument): string[] {
   const base = url.pathname.replace(/\/$/, '');
   return Object.entries(doc.paths).flatMap(([oasPath, operations]) =>
     Object.entries(operations)
@@ -451,7 +455,8 @@ async function operationsWithBodies(url: URL): Promise<string[]> {
  * without an accepted key (each answered 401 with a Bearer challenge). Each must be answered 4xx
  * (some with a given status) in the service's error shape, as JSON, without a stack trace or an internal path (an
  * aborted case needs no answer), and after every case each health URL must answer 200. Every operation of the
- * service's `/openapi.json` that takes a body must be among `endpoints` with a body. The report lists every case that
+ * service's `/openapi.json` that takes a body must be among `endpoints` with a body, and every answer must keep that
+ * document (checkWireAnswer: a drift fails the test through the contract check). The report lists every case that
  * was not answered as it must be.
  */
 export async function malformedSweep(options: SweepOptions): Promise<SweepReport> {
@@ -463,7 +468,8 @@ export async function malformedSweep(options: SweepOptions): Promise<SweepReport
   if (options.health.length === 0) throw new Error('the sweep needs at least one health URL');
   const report: SweepReport = { cases: 0, failures: [] };
   const swept = new Set(options.endpoints.filter((e) => e.body).map((e) => `${e.method} ${e.path}`));
-  for (const operation of await operationsWithBodies(url)) {
+  const doc = (await (await fetch(`${url.origin}/openapi.json`)).json()) as SweptDocument;
+  for (const operation of operationsWithBodies(url, doc)) {
     if (!swept.has(operation)) {
       report.failures.push({
         endpoint: operation,
@@ -496,6 +502,14 @@ export async function malformedSweep(options: SweepOptions): Promise<SweepReport
           try {
             const answer = await send(agent, url, c, c.keyCase ? {} : auth);
             const why = judge(c, answer, options.errorShape);
+            // Every answer is also held against the service's document (the test's contract check fails on drift).
+            checkWireAnswer(doc.info.title, doc as unknown as Record<string, unknown>, {
+              method: c.method,
+              urlPath: url.pathname.replace(/\/$/, '') + c.path.split('?')[0],
+              status: answer.status,
+              contentType: answer.headers['content-type'],
+              body: answer.body,
+            });
             if (why) fail(why, answer.status, answer.body);
           } catch (error) {
             fail(String(error));
