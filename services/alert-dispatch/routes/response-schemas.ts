@@ -8,46 +8,52 @@ export const errorBody = detailStyle().body;
 export const toolOutcomes = Joi.array()
   .items(
     Joi.object({
-      name: Joi.string(),
-      outcome: Joi.string().valid('succeeded', 'failed', 'unavailable', 'skipped'),
+      name: Joi.string().required(),
+      outcome: Joi.string().valid('succeeded', 'failed', 'unavailable', 'skipped').required(),
       reason: Joi.string().description('Why it failed, was unavailable (unknown or disabled) or was skipped'),
     }),
   )
   .description('One entry per tools_requested, same order');
 
-/** The action response. */
+/** The action response (DispatchResult: every field is always sent). */
 export const actionResponseBody = Joi.object({
-  event_id: Joi.string(),
-  source_id: Joi.string(),
-  alert_name: Joi.string(),
-  actions_taken: Joi.array().items(Joi.string()).description('Tools that completed successfully, in resolved order'),
-  snapshot_path: Joi.string().allow(null),
-  duration_ms: Joi.number(),
-  timestamp: Joi.string().description('ISO-8601 with offset'),
-  suppressed: Joi.string().valid('answer_no', 'duplicate').allow(null).description('Why no tool ran, if so'),
-  mode: Joi.string().valid('agent', 'rules', 'none').description('Who chose the tools'),
+  event_id: Joi.string().required(),
+  source_id: Joi.string().required(),
+  alert_name: Joi.string().required(),
+  actions_taken: Joi.array()
+    .items(Joi.string())
+    .required()
+    .description('Tools that completed successfully, in resolved order'),
+  snapshot_path: Joi.string().allow(null).required(),
+  duration_ms: Joi.number().required(),
+  timestamp: Joi.string().required().description('ISO-8601 with offset'),
+  suppressed: Joi.string().valid('answer_no', 'duplicate').allow(null).required().description('Why no tool ran, if so'),
+  mode: Joi.string().valid('agent', 'rules', 'none').required().description('Who chose the tools'),
   tools_requested: Joi.array()
     .items(Joi.string())
+    .required()
     .description('Resolved tool list (request, subscription, fallback, escalation)'),
-  failed_tools: Joi.array().items(Joi.object({ name: Joi.string(), error: Joi.string() })),
-  tool_outcomes: toolOutcomes,
+  failed_tools: Joi.array()
+    .items(Joi.object({ name: Joi.string().required(), error: Joi.string().required() }))
+    .required(),
+  tool_outcomes: toolOutcomes.required(),
 });
 
 /** The flexible alert response. */
 export const flexibleAlertResponseBody = Joi.object({
-  status: Joi.string().valid('accepted'),
-  alert_type: Joi.string(),
-  timestamp: Joi.string().description('ISO-8601 with offset'),
-  event_id: Joi.string().description('Id of the dispatch started for this alert'),
+  status: Joi.string().valid('accepted').required(),
+  alert_type: Joi.string().required(),
+  timestamp: Joi.string().required().description('ISO-8601 with offset'),
+  event_id: Joi.string().required().description('Id of the dispatch started for this alert'),
 });
 
 /** One entry of the tool list. */
 export const toolInfoBody = Joi.object({
-  name: Joi.string(),
-  enabled: Joi.boolean(),
-  description: Joi.string().allow(''),
-  requires_env: Joi.array().items(Joi.string()),
-  source: Joi.string().valid('builtin', 'mcp'),
+  name: Joi.string().required(),
+  enabled: Joi.boolean().required(),
+  description: Joi.string().allow('').required(),
+  requires_env: Joi.array().items(Joi.string()).required(),
+  source: Joi.string().valid('builtin', 'mcp').required(),
   server: Joi.string().description('MCP server of an MCP tool'),
 });
 
