@@ -194,23 +194,29 @@ export function checkWireAnswer(service: string, doc: Record<string, unknown>, a
 const documents = new Map<string, Promise<Record<string, unknown>>>();
 
 /**
- * `fetch` for a service running out of process (`argus up`, a container): the answer is checked against the
- * document the service serves at its origin's `/openapi.json` (read once per origin). Event streams and binary
- * bodies are checked by status and Content-Type; JSON bodies are read from a clone, so the caller still reads its own.
+ * A request through `fetcher` for a service running out of process (`argus up`, a container): the answer is checked
+ * against the document the service serves at its origin's `/openapi.json` (read once per origin). Event streams and
+ * binary bodies are checked by status and Content-Type; JSON bodies are read from a clone, so the caller still reads
+ * its own.
  */
-export async function checkedFetch(url: string, init?: RequestInit): Promise<Response> {
-  const target = new URL(url);
+export async function checkedRequest(
+  fetcher: typeof fetch,
+  input: string | URL | Request,
+  init?: RequestInit,
+): Promise<Response> {
+  const target = new URL(input instanceof Request ? input.url : input);
   let document = documents.get(target.origin);
   if (!document) {
-    document = fetch(`${target.origin}/openapi.json`).then((res) => res.json() as Promise<Record<string, unknown>>);
+    document = fetcher(`${target.origin}/openapi.json`).then((res) => res.json() as Promise<Record<string, unknown>>);
     documents.set(target.origin, document);
   }
   const doc = await document;
-  const res = await fetch(url, init);
+  const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
+  const res = await fetcher(input, init);
   const contentType = res.headers.get('content-type') ?? undefined;
   const json = /[/+]json/.test(contentType ?? '');
   checkWireAnswer(String((doc.info as { title?: string }).title), doc, {
-    method: init?.method ?? 'GET',
+    method,
     urlPath: target.pathname,
     status: res.status,
     contentType,
@@ -218,3 +224,6 @@ export async function checkedFetch(url: string, init?: RequestInit): Promise<Res
   });
   return res;
 }
+
+/** `fetch`, its answer checked against the service's document (checkedRequest). */
+export const checkedFetch = (url: string, init?: RequestInit): Promise<Response> => checkedRequest(fetch, url, init);
