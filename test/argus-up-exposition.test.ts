@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
 import { SERVICES as REGISTRY } from '../bin/services.js';
 import { startArgusUp, type ArgusProcess, type RunningArgusUp } from './support/argus-process.js';
+import { checkedFetch } from './support/contract-check.js';
 import { gaugeNames, promtoolCheckMetrics, promtoolInstalled } from './support/promtool.js';
 
 /** The services `argus up` starts. */
@@ -56,7 +57,7 @@ describe('argus up: what an operator reads', () => {
     const hook = `http://127.0.0.1:${await closedPort()}/hook`;
     const statuses = await Promise.all(
       Array.from({ length: CONCURRENT_DISPATCHES }, async (_, i) => {
-        const res = await fetch(`${roots['alert-dispatch']}/api/v1/actions/execute`, {
+        const res = await checkedFetch(`${roots['alert-dispatch']}/api/v1/actions/execute`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({

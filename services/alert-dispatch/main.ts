@@ -115,6 +115,7 @@ export async function startAlertDispatch(
     host: config.host,
     logger: log,
     name: 'alert-dispatch',
+    apiKeys: config.platform.apiKeys,
     beforeClose: [() => dispatcher.drain(drainMs), () => hub.close()],
   });
   hub.attach(server.server);

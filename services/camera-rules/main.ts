@@ -54,6 +54,7 @@ export async function startCameraRules(
       logger: log,
       name: 'camera-rules',
       graceMs: platform.shutdownGraceMs,
+      apiKeys: platform.apiKeys,
     });
     log.info('camera rules ready', {
       url: server.url,

@@ -102,6 +102,7 @@ export async function startCaptionQa(config: CaptionQaConfig, logger?: Logger): 
       logger: log,
       name: 'caption-qa',
       graceMs: platform.shutdownGraceMs,
+      apiKeys: platform.apiKeys,
     });
     log.info('caption qa ready', {
       url: server.url,

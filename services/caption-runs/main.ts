@@ -90,6 +90,7 @@ export async function startCaptionRunsFrom(
       logger: log,
       name: 'caption-runs',
       graceMs: platform.shutdownGraceMs,
+      apiKeys: platform.apiKeys,
     });
     socket.attach(server.server);
     log.info('caption runs ready', {

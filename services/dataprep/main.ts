@@ -42,6 +42,7 @@ export async function startDataprep(
       logger: log,
       name: 'dataprep',
       graceMs: config.platform.shutdownGraceMs,
+      apiKeys: config.platform.apiKeys,
     });
     return {
       url: server.url,

@@ -37,7 +37,13 @@ export async function startFrameAnalysis(config: FrameAnalysisConfig, logger?: L
   try {
     await estimator.warmUp();
     const { app } = createApp({ logger: log, estimator, patterns, vlm, config });
-    server = await listen(app, { port: config.port, host: config.host, logger: log, name: 'frame-analysis' });
+    server = await listen(app, {
+      port: config.port,
+      host: config.host,
+      logger: log,
+      name: 'frame-analysis',
+      apiKeys: config.platform.apiKeys,
+    });
   } catch (error) {
     await estimator.release();
     throw error;

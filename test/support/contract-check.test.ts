@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import Joi from 'joi';
 import { createLogger } from '../../services/lib/log/index.js';
 import { createHttpApp, defineRoute, detailStyle, listen } from '../../services/lib/http/index.js';
-import { contractCheck, contractViolations } from './contract-check.js';
+import { checkWireAnswer, contractCheck, contractViolations } from './contract-check.js';
 
 const logger = createLogger({ service: 'contract-check-test', level: 'error', json: true });
 
@@ -84,6 +84,21 @@ describe('contract check', () => {
     }
     expect(takeViolations()).toEqual([
       'served: GET /api/drift → 200: body does not match the schema: /count must be number',
+    ]);
+  });
+
+  it('holds answers read off the wire to the document, leaving alone paths and methods it does not have', () => {
+    const wire = (urlPath: string, status: number, body?: string, method = 'GET') =>
+      checkWireAnswer('wire', openapi, { method, urlPath, status, contentType: 'application/json', body });
+    wire('/api/things/a%2fb', 200, '{"count":2}');
+    wire('/api/nowhere', 404, '{"detail":"Not Found"}');
+    wire('/api/things/a', 405, '{"detail":"Method Not Allowed"}', 'DELETE');
+    expect(takeViolations()).toEqual([]);
+    wire('/api/things/a', 200, '{"count":"many"}');
+    wire('/api/things/a', 418, '{"detail":"teapot"}');
+    expect(takeViolations()).toEqual([
+      'wire: GET /api/things/{id} → 200: body does not match the schema: /count must be integer',
+      'wire: GET /api/things/{id} → 418: status 418 is not documented',
     ]);
   });
 });

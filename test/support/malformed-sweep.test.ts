@@ -16,7 +16,7 @@ logger.silent = true;
 const isStatusMessage = (body: unknown) => (body as { status?: unknown } | null)?.status === 'error';
 
 /** A service with one JSON endpoint, `POST /things`; `onRequest` runs before validation answers. */
-async function serve(onRequest: () => void = () => undefined): Promise<RunningServer> {
+async function serve(onRequest: () => void = () => undefined, apiKeys?: string[]): Promise<RunningServer> {
   const { app } = createHttpApp({
     info: { title: 'Sweep test', version: '1.0.0' },
     service: 'sweep-test',
@@ -29,10 +29,11 @@ async function serve(onRequest: () => void = () => undefined): Promise<RunningSe
         path: '/things',
         summary: 'Creates a thing',
         request: { body: Joi.object({ name: Joi.string().required() }) },
-        responses: { 201: { description: 'created' } },
+        responses: { 201: { description: 'created', schema: Joi.object({ name: Joi.string().required() }) } },
         handler: (ctx) => {
           onRequest();
           ctx.status = 201;
+          ctx.body = { name: ctx.state.body.name };
         },
       }),
       defineRoute({
@@ -46,7 +47,7 @@ async function serve(onRequest: () => void = () => undefined): Promise<RunningSe
       }),
     ],
   });
-  return listen(app, { port: 0, host: '127.0.0.1', logger, name: 'sweep-test' });
+  return listen(app, { port: 0, host: '127.0.0.1', logger, name: 'sweep-test', apiKeys });
 }
 
 const THINGS: SweepEndpoint = { method: 'POST', path: '/things', allow: ['POST'], body: { json: { name: 5 } } };
@@ -99,5 +100,41 @@ describe('the malformed sweep', () => {
     expect(report.failures).toEqual([]);
     // truncated JSON, connection closed mid-body, deep nesting, gzip bomb
     expect(report.cases).toBe(4);
+  });
+
+  it('with an API key, finds every case without one answered 401 with a Bearer challenge, and sends it with the others', async () => {
+    const key = 'sweep-key-0123456789abcdef';
+    server = await serve(undefined, [key]);
+    const sweep = (only: 'api-keys' | 'dangerous') =>
+      malformedSweep({
+        base: `${server!.url}/v1`,
+        endpoints: [THINGS],
+        errorShape: isStatusMessage,
+        health: [`${server!.url}/v1/health`],
+        apiKey: key,
+        only,
+      });
+    const keyCases = await sweep('api-keys');
+    expect(keyCases.failures).toEqual([]);
+    // no header, Basic, a wrong key, a bare Bearer, a 10 kB token
+    expect(keyCases.cases).toBe(5);
+    // The other cases carry the key: answered as by a service without keys.
+    const dangerous = await sweep('dangerous');
+    expect(dangerous.failures).toEqual([]);
+    expect(dangerous.cases).toBe(4);
+  });
+
+  it('finds a key case that is not refused (a service that forgot its keys)', async () => {
+    server = await serve();
+    const report = await malformedSweep({
+      base: `${server.url}/v1`,
+      endpoints: [THINGS],
+      errorShape: isStatusMessage,
+      health: [`${server.url}/v1/health`],
+      apiKey: 'sweep-key-0123456789abcdef',
+      only: 'api-keys',
+    });
+    // Its answers are the 400 of the body instead.
+    expect(report.failures.map((f) => [f.status, f.why])).toEqual(Array(5).fill([400, 'expected 401']));
   });
 });

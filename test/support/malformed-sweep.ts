@@ -1,5 +1,7 @@
 import http from 'node:http';
 import zlib from 'node:zlib';
+import { HEALTH_PATH } from '../../services/lib/http/index.js';
+import { checkWireAnswer } from './contract-check.js';
 import { gzipBomb, nestedJson } from './hostile-bodies.js';
 
 /** A file a multipart case sends: its name and bytes. */
@@ -53,8 +55,17 @@ export interface SweepOptions {
    * service's, since one process holds them all.
    */
   health: string[];
-  /** `dangerous`: only the cases that have taken a process down or could (cut-short, aborted, bombs, nesting). */
-  only?: 'dangerous';
+  /**
+   * The API key the service requires (ARGUS_API_KEYS): every case carries it, and each endpoint also gets the key
+   * cases (no Authorization header, another scheme, a wrong key, a bare `Bearer`, a 10 kB token), each answered 401
+   * with a Bearer challenge.
+   */
+  apiKey?: string;
+  /**
+   * `dangerous`: only the cases that have taken a process down or could (cut-short, aborted, bombs, nesting);
+   * `api-keys`: only the key cases (with `apiKey`).
+   */
+  only?: 'dangerous' | 'api-keys';
 }
 
 /** A case that was not answered as it must be. */
@@ -87,6 +98,8 @@ interface SweepCase {
   abortAfter?: number;
   /** Among the cases that have taken a process down or could. */
   dangerous?: boolean;
+  /** A key case: sent without the sweep's key (its own Authorization, or none), answered 401 with a challenge. */
+  keyCase?: boolean;
 }
 
 const MIB = 1024 * 1024;
@@ -268,9 +281,47 @@ function multipartCases(method: string, path: string, spec: SweepMultipart): Swe
   return cases;
 }
 
-function endpointCases(endpoint: SweepEndpoint): SweepCase[] {
+/**
+ * The key cases of an endpoint: its request (the base body, or a small form) without an accepted key. A service with
+ * keys answers each 401 before reading the body; health has none (it is open: every case checks it without a key).
+ */
+function keyCases(endpoint: SweepEndpoint, path: string): SweepCase[] {
+  if (endpoint.path === HEALTH_PATH) return [];
+  const body = endpoint.body;
+  const request: { headers: Record<string, string>; body?: Buffer } =
+    body && 'json' in body
+      ? { headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(body.json)) }
+      : body && 'multipart' in body
+        ? (() => {
+            const form = multipart(body.multipart.fields ?? {}, {
+              field: body.multipart.fileField,
+              name: 'notes.txt',
+              bytes: Buffer.from('text\n'),
+            });
+            return { headers: { 'content-type': form.type }, body: form.body };
+          })()
+        : { headers: {} };
+  const withAuthorization = (name: string, authorization?: string): SweepCase => ({
+    name,
+    method: endpoint.method,
+    path,
+    ...request,
+    headers: { ...request.headers, ...(authorization === undefined ? {} : { authorization }) },
+    status: 401,
+    keyCase: true,
+  });
+  return [
+    withAuthorization('no Authorization header'),
+    withAuthorization('Basic scheme', `Basic ${Buffer.from('argus:not-a-key').toString('base64')}`),
+    withAuthorization('wrong key', 'Bearer not-the-key-0123456789abcdef'),
+    withAuthorization('bare Bearer', 'Bearer '),
+    withAuthorization('10 kB bearer token', `Bearer ${'A'.repeat(10 * 1024)}`),
+  ];
+}
+
+function endpointCases(endpoint: SweepEndpoint, apiKey?: string): SweepCase[] {
   const path = fillPath(endpoint.path, endpoint.params);
-  const cases: SweepCase[] = [];
+  const cases: SweepCase[] = apiKey ? keyCases(endpoint, path) : [];
   const wrongMethod = ['PUT', 'PATCH', 'DELETE', 'POST', 'GET'].find((m) => !endpoint.allow.includes(m));
   if (wrongMethod) {
     cases.push({ name: `wrong method ${wrongMethod}`, method: wrongMethod, path, status: 405, allow: endpoint.allow });
@@ -302,14 +353,14 @@ interface Answer {
 }
 
 /** Sends the first `c.abortAfter` bytes of the body, declaring all of it, and closes the connection once they left. */
-function sendAndAbort(url: URL, c: SweepCase): Promise<void> {
+function sendAndAbort(url: URL, c: SweepCase, auth: Record<string, string>): Promise<void> {
   return new Promise((resolve) => {
     const req = http.request({
       host: url.hostname,
       port: url.port,
       method: c.method,
       path: url.pathname.replace(/\/$/, '') + c.path,
-      headers: { ...c.headers, 'content-length': String(c.body?.length ?? 0), connection: 'close' },
+      headers: { ...auth, ...c.headers, 'content-length': String(c.body?.length ?? 0), connection: 'close' },
     });
     // An early answer or a reset is a clean close too: what counts is that the server is still healthy afterwards.
     req.on('error', () => resolve());
@@ -318,7 +369,7 @@ function sendAndAbort(url: URL, c: SweepCase): Promise<void> {
   });
 }
 
-function send(agent: http.Agent, url: URL, c: SweepCase): Promise<Answer> {
+function send(agent: http.Agent, url: URL, c: SweepCase, auth: Record<string, string>): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request({
       agent,
@@ -326,7 +377,7 @@ function send(agent: http.Agent, url: URL, c: SweepCase): Promise<Answer> {
       port: url.port,
       method: c.method,
       path: url.pathname.replace(/\/$/, '') + c.path,
-      headers: { ...c.headers, 'content-length': String(c.body?.length ?? 0) },
+      headers: { ...auth, ...c.headers, 'content-length': String(c.body?.length ?? 0) },
     });
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
@@ -355,6 +406,9 @@ function judge(c: SweepCase, answer: Answer, errorShape: ErrorShape): string | u
     return 'error answer is not JSON';
   }
   if (!errorShape(body, answer.status)) return "error answer is not in the service's shape";
+  if (c.keyCase && !/^Bearer realm=/.test(answer.headers['www-authenticate'] ?? '')) {
+    return `WWW-Authenticate is "${answer.headers['www-authenticate'] ?? ''}", not a Bearer challenge`;
+  }
   if (c.allow) {
     const allowed = (answer.headers.allow ?? '').split(/,\s*/);
     if (!c.allow.every((method) => allowed.includes(method))) return `Allow is "${answer.headers.allow ?? ''}"`;
@@ -376,11 +430,14 @@ async function unhealthy(health: string[]): Promise<string | undefined> {
   return undefined;
 }
 
+/** The service's OpenAPI document, as far as the sweep reads it. */
+interface SweptDocument {
+  info: { title: string };
+  paths: Record<string, Record<string, { requestBody?: unknown }>>;
+}
+
 /** `METHOD /path` (`:name` segments) of every operation in the service's OpenAPI document that takes a body. */
-async function operationsWithBodies(url: URL): Promise<string[]> {
-  const doc = (await (await fetch(`${url.origin}/openapi.json`)).json()) as {
-    paths: Record<string, Record<string, { requestBody?: unknown }>>;
-  };
+function operationsWithBodies(url: URL, doc: SweptDocument): string[] {
   const base = url.pathname.replace(/\/$/, '');
   return Object.entries(doc.paths).flatMap(([oasPath, operations]) =>
     Object.entries(operations)
@@ -394,10 +451,12 @@ async function operationsWithBodies(url: URL): Promise<string[]> {
  * huge strings, null bytes, unknown fields, deep nesting, empty bodies, non-JSON and truncated JSON, prototype keys,
  * invalid UTF-8, wrong content types and charsets, undecodable, unknown and bomb content codings, broken multipart,
  * forms cut short at every stage of a file part (under the route's field and under one it does not read), parts
- * without a filename, connections closed mid-body, hostile path parameters, wrong methods. Each must be answered 4xx
+ * without a filename, connections closed mid-body, hostile path parameters, wrong methods, and with `apiKey` requests
+ * without an accepted key (each answered 401 with a Bearer challenge). Each must be answered 4xx
  * (some with a given status) in the service's error shape, as JSON, without a stack trace or an internal path (an
  * aborted case needs no answer), and after every case each health URL must answer 200. Every operation of the
- * service's `/openapi.json` that takes a body must be among `endpoints` with a body. The report lists every case that
+ * service's `/openapi.json` that takes a body must be among `endpoints` with a body, and every answer must keep that
+ * document (checkWireAnswer: a drift fails the test through the contract check). The report lists every case that
  * was not answered as it must be.
  */
 export async function malformedSweep(options: SweepOptions): Promise<SweepReport> {
@@ -409,7 +468,8 @@ export async function malformedSweep(options: SweepOptions): Promise<SweepReport
   if (options.health.length === 0) throw new Error('the sweep needs at least one health URL');
   const report: SweepReport = { cases: 0, failures: [] };
   const swept = new Set(options.endpoints.filter((e) => e.body).map((e) => `${e.method} ${e.path}`));
-  for (const operation of await operationsWithBodies(url)) {
+  const doc = (await (await fetch(`${url.origin}/openapi.json`)).json()) as SweptDocument;
+  for (const operation of operationsWithBodies(url, doc)) {
     if (!swept.has(operation)) {
       report.failures.push({
         endpoint: operation,
@@ -420,21 +480,36 @@ export async function malformedSweep(options: SweepOptions): Promise<SweepReport
       });
     }
   }
+  if (options.only === 'api-keys' && !options.apiKey) throw new Error('the key cases need the apiKey');
+  const auth: Record<string, string> = options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {};
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
     for (const endpoint of options.endpoints) {
-      const cases = endpointCases(endpoint).filter((c) => options.only !== 'dangerous' || c.dangerous);
+      const cases = endpointCases(endpoint, options.apiKey).filter(
+        (c) =>
+          options.only === undefined ||
+          (options.only === 'dangerous' && c.dangerous) ||
+          (options.only === 'api-keys' && c.keyCase),
+      );
       for (const c of cases) {
         report.cases++;
         const name = `${endpoint.method} ${endpoint.path}`;
         const fail = (why: string, status = 0, body = '') =>
           report.failures.push({ endpoint: name, case: c.name, status, why, body: body.slice(0, 300) });
         if (c.abortAfter !== undefined) {
-          await sendAndAbort(url, c);
+          await sendAndAbort(url, c, c.keyCase ? {} : auth);
         } else {
           try {
-            const answer = await send(agent, url, c);
+            const answer = await send(agent, url, c, c.keyCase ? {} : auth);
             const why = judge(c, answer, options.errorShape);
+            // Every answer is also held against the service's document (the test's contract check fails on drift).
+            checkWireAnswer(doc.info.title, doc as unknown as Record<string, unknown>, {
+              method: c.method,
+              urlPath: url.pathname.replace(/\/$/, '') + c.path.split('?')[0],
+              status: answer.status,
+              contentType: answer.headers['content-type'],
+              body: answer.body,
+            });
             if (why) fail(why, answer.status, answer.body);
           } catch (error) {
             fail(String(error));

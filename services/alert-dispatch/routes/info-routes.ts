@@ -14,8 +14,8 @@ export interface InfoRouteDeps {
 }
 
 const subscriptionBody = Joi.object({
-  alert_name: Joi.string(),
-  tools: Joi.array().items(Joi.string()),
+  alert_name: Joi.string().required(),
+  tools: Joi.array().items(Joi.string()).required(),
   tool_arguments: Joi.object().unknown(true),
   dedup: Joi.object({
     enabled: Joi.boolean(),
@@ -25,7 +25,7 @@ const subscriptionBody = Joi.object({
     on_missing: Joi.string(),
   }),
   escalation: Joi.object({
-    threshold_consecutive: Joi.number().allow(null),
+    threshold_consecutive: Joi.number().allow(null).required(),
     additional_tools: Joi.array().items(Joi.string()),
   }),
 });
@@ -43,11 +43,11 @@ export function infoRoutes(deps: InfoRouteDeps): RouteSpec[] {
           description:
             'Subscription list; `file` and `last_error` tell where it came from and why a reload was rejected',
           schema: Joi.object({
-            subscriptions: Joi.array().items(subscriptionBody),
-            count: Joi.number(),
-            file: Joi.string().allow(null),
-            loaded_at: Joi.string().allow(null),
-            last_error: Joi.string().allow(null),
+            subscriptions: Joi.array().items(subscriptionBody).required(),
+            count: Joi.number().required(),
+            file: Joi.string().allow(null).required(),
+            loaded_at: Joi.string().allow(null).required(),
+            last_error: Joi.string().allow(null).required(),
           }),
         },
       },

@@ -5,35 +5,37 @@ import { McpCallError, McpConfigError, McpServerUnavailableError, McpToolNotFoun
 import type { McpManager } from '../mcp/mcp-manager.js';
 
 const serverStatus = Joi.object({
-  name: Joi.string(),
-  connected: Joi.boolean(),
-  tool_count: Joi.number().integer(),
-  transport: Joi.string().valid('stdio', 'http'),
+  name: Joi.string().required(),
+  connected: Joi.boolean().required(),
+  tool_count: Joi.number().integer().required(),
+  transport: Joi.string().valid('stdio', 'http').required(),
   last_error: Joi.string().description('Latest connection or transport failure, while it persists'),
 });
 
 const statusBody = Joi.object({
-  enabled: Joi.boolean().description('True when at least one MCP server is configured'),
-  servers: Joi.array().items(serverStatus),
-  total_tools: Joi.number().integer(),
+  enabled: Joi.boolean().required().description('True when at least one MCP server is configured'),
+  servers: Joi.array().items(serverStatus).required(),
+  total_tools: Joi.number().integer().required(),
 });
 
 const toolInfo = Joi.object({
-  name: Joi.string().description('Registry name `<server>__<tool>`, sanitised to [A-Za-z0-9_-], at most 64 characters'),
-  server: Joi.string(),
-  tool: Joi.string().description("The tool's own name on its server"),
-  description: Joi.string().allow(''),
-  inputSchema: Joi.object().unknown(true).description('JSON Schema of the arguments'),
+  name: Joi.string()
+    .required()
+    .description('Registry name `<server>__<tool>`, sanitised to [A-Za-z0-9_-], at most 64 characters'),
+  server: Joi.string().required(),
+  tool: Joi.string().required().description("The tool's own name on its server"),
+  description: Joi.string().allow('').required(),
+  inputSchema: Joi.object().unknown(true).required().description('JSON Schema of the arguments'),
 });
 
 const invokeResult = Joi.object({
-  name: Joi.string(),
+  name: Joi.string().required(),
   server: Joi.string(),
   tool: Joi.string(),
-  is_error: Joi.boolean().description('True when the tool ran and reported a failure'),
-  content: Joi.array().items(Joi.object().unknown(true)).description('MCP content blocks'),
+  is_error: Joi.boolean().required().description('True when the tool ran and reported a failure'),
+  content: Joi.array().items(Joi.object().unknown(true)).required().description('MCP content blocks'),
   structured_content: Joi.object().unknown(true),
-  duration_ms: Joi.number(),
+  duration_ms: Joi.number().required(),
 });
 
 /** McpManager errors as HTTP statuses (the routes' `mapError`); the app's detailStyle renders `{detail}`. */
@@ -69,7 +71,10 @@ export function mcpRoutes(manager: McpManager, prefix = '/api/v1'): RouteSpec[] 
       responses: {
         200: {
           description: 'Tool list',
-          schema: Joi.object({ tools: Joi.array().items(toolInfo), count: Joi.number().integer() }),
+          schema: Joi.object({
+            tools: Joi.array().items(toolInfo).required(),
+            count: Joi.number().integer().required(),
+          }),
         },
       },
       handler: (ctx) => {

@@ -41,12 +41,12 @@ const invokeBody = Joi.object<InvokeBody, true>({
 });
 
 const invokeResult = Joi.object({
-  tool: Joi.string(),
-  success: Joi.boolean(),
-  attempts: Joi.number().integer(),
-  duration_ms: Joi.number(),
-  result: Joi.object().unknown(true).allow(null).description('What the tool returned (e.g. snapshot_path)'),
-  error: Joi.string().allow(null),
+  tool: Joi.string().required(),
+  success: Joi.boolean().required(),
+  attempts: Joi.number().integer().required(),
+  duration_ms: Joi.number().required(),
+  result: Joi.object().unknown(true).allow(null).required().description('What the tool returned (e.g. snapshot_path)'),
+  error: Joi.string().allow(null).required(),
 });
 
 /** GET /tools, POST /tools/{name}/invoke, POST /tools/reload. */
@@ -60,7 +60,7 @@ export function toolRoutes(deps: ToolRouteDeps): RouteSpec[] {
       responses: {
         200: {
           description: 'Tool list',
-          schema: Joi.object({ tools: Joi.array().items(toolInfoBody), count: Joi.number() }),
+          schema: Joi.object({ tools: Joi.array().items(toolInfoBody).required(), count: Joi.number().required() }),
         },
       },
       handler: (ctx) => {
@@ -78,11 +78,11 @@ export function toolRoutes(deps: ToolRouteDeps): RouteSpec[] {
         200: {
           description: 'Reloaded',
           schema: Joi.object({
-            status: Joi.string().valid('reloaded'),
-            file: Joi.string().allow(null),
-            subscriptions: Joi.number(),
-            tools: Joi.number(),
-            loaded_at: Joi.string().allow(null),
+            status: Joi.string().valid('reloaded').required(),
+            file: Joi.string().allow(null).required(),
+            subscriptions: Joi.number().required(),
+            tools: Joi.number().required(),
+            loaded_at: Joi.string().allow(null).required(),
           }),
         },
         422: { description: 'File rejected; previous entries kept', schema: errorBody },

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { defineRoute, formatSseMessage, HttpError, openSseResponse, type RouteSpec } from '../../lib/http/index.js';
 import type { Logger } from '../../lib/log/index.js';
+import { streamEvents } from '../routes/response-schemas.js';
 import { compareBroadcastIds } from '../../lib/shared-state/index.js';
 import { wsTextFrame } from './ws-frame.js';
 
@@ -180,7 +181,7 @@ export class EventHub {
         'error (`{message}`). Each frame carries an increasing `id`. Clients too slow to keep up are disconnected.',
       tags: ['events'],
       responses: {
-        200: { description: 'An endless text/event-stream', contentType: 'text/event-stream' },
+        200: { description: 'An endless text/event-stream', contentType: 'text/event-stream', events: streamEvents },
         503: { description: 'The service is shutting down, or serves its maximum number of subscribers' },
       },
       handler: (ctx) => {
@@ -203,7 +204,10 @@ export class EventHub {
         'Upgrade to a WebSocket to receive JSON text frames `{"event": name, "data": payload}` with the same events ' +
         'as the SSE stream. Messages sent by the client are ignored.',
       tags: ['events'],
-      responses: { 426: { description: 'Upgrade to a WebSocket required' } },
+      responses: {
+        101: { description: 'Switching Protocols: the WebSocket is open (with an upgrade request)' },
+        426: { description: 'Upgrade to a WebSocket required' },
+      },
       handler: () => {
         throw new HttpError(426, 'Upgrade Required: connect with a WebSocket client', { Upgrade: 'websocket' });
       },

@@ -1,3 +1,4 @@
+import { checkStreamEvent } from '../../../test/support/contract-check.js';
 /** One SSE message as a test reads it. */
 export interface SseEvent {
   id?: string;
@@ -22,6 +23,9 @@ export async function openSse(url: string, lastEventId?: string): Promise<SseCli
     signal: abort.signal,
   });
   if (response.status !== 200) throw new Error(`SSE answered ${response.status}`);
+  // Every event read is checked against the service's document, as the contract check does for whole answers.
+  const doc = (await (await fetch(new URL('/openapi.json', url))).json()) as Record<string, unknown>;
+  const operation = { method: 'get', path: new URL(url).pathname };
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   const seen: SseEvent[] = [];
@@ -45,11 +49,13 @@ export async function openSse(url: string, lastEventId?: string): Promise<SseCli
             .filter((line) => line.startsWith('data: '))
             .map((line) => line.slice(6))
             .join('\n');
-          seen.push({
+          const event: SseEvent = {
             id: /^id: (.*)$/m.exec(frame)?.[1],
             event: /^event: (.*)$/m.exec(frame)?.[1] ?? 'message',
             data: data ? JSON.parse(data) : null,
-          });
+          };
+          checkStreamEvent('alert-dispatch', doc, operation, event);
+          seen.push(event);
         }
         if (consumed < seen.length) continue;
         const { value, done } = await reader.read();

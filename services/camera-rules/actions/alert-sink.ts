@@ -1,4 +1,4 @@
-import { outboundRequest, UNRESTRICTED } from '../../lib/outbound/index.js';
+import { argusAuthorization, outboundRequest, UNRESTRICTED } from '../../lib/outbound/index.js';
 import { answerFailed, callFailed } from './service-error.js';
 
 /** An alert as alert-dispatch's POST /api/v1/alerts reads it (the flexible alert). */
@@ -27,9 +27,9 @@ export interface AlertSink {
   send(alert: Alert, signal?: AbortSignal): Promise<string>;
 }
 
-/** alert-dispatch over HTTP: `POST {url}/alerts`, any 2xx accepted. */
+/** alert-dispatch over HTTP: `POST {url}/alerts`, any 2xx accepted; with the first API key where keys are set. */
 export class AlertDispatchSink implements AlertSink {
-  constructor(private readonly options: { url: string; timeoutMs: number }) {}
+  constructor(private readonly options: { url: string; timeoutMs: number; apiKeys?: readonly string[] }) {}
 
   async send(alert: Alert, signal?: AbortSignal): Promise<string> {
     let response;
@@ -37,7 +37,7 @@ export class AlertDispatchSink implements AlertSink {
       response = await outboundRequest(`${this.options.url}/alerts`, {
         policy: UNRESTRICTED,
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...argusAuthorization(this.options.apiKeys ?? []) },
         body: JSON.stringify(alert),
         timeoutMs: this.options.timeoutMs,
         maxBytes: 64 * 1024,

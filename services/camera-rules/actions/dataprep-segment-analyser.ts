@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { isObject } from '../../lib/json/index.js';
-import { outboundRequest, UNRESTRICTED } from '../../lib/outbound/index.js';
+import { argusAuthorization, outboundRequest, UNRESTRICTED } from '../../lib/outbound/index.js';
 import type { Segment, SegmentAnalyser, SegmentAnalysis, SegmentDetection } from '../recorder/segment-analysis.js';
 import type { SearchIndex } from './search-index.js';
 import { answerFailed, callFailed, ServiceCallError } from './service-error.js';
@@ -26,7 +26,7 @@ interface Hit {
 export class DataprepSegmentAnalyser implements SegmentAnalyser {
   constructor(
     private readonly index: SearchIndex,
-    private readonly options: { url: string; timeoutMs: number },
+    private readonly options: { url: string; timeoutMs: number; apiKeys?: readonly string[] },
   ) {}
 
   async analyse(segment: Segment, signal?: AbortSignal): Promise<SegmentAnalysis> {
@@ -53,7 +53,7 @@ export class DataprepSegmentAnalyser implements SegmentAnalyser {
       response = await outboundRequest(`${this.options.url}/search`, {
         policy: UNRESTRICTED,
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...argusAuthorization(this.options.apiKeys ?? []) },
         body: JSON.stringify({
           query: 'objects',
           bucket_name: bucket,

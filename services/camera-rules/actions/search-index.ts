@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { outboundRequest, UNRESTRICTED } from '../../lib/outbound/index.js';
+import { argusAuthorization, outboundRequest, UNRESTRICTED } from '../../lib/outbound/index.js';
 import { answerFailed, callFailed, ServiceCallError } from './service-error.js';
 
 /** A clip or snapshot to index, with the tags search filters on. */
@@ -32,6 +32,8 @@ export interface DataprepIndexOptions {
   timeoutMs: number;
   /** Seconds between sampled frames of a clip (dataprep's frame_interval, 1–60). */
   frameInterval: number;
+  /** The platform's API keys: the first is sent (none: no Authorization header). */
+  apiKeys?: readonly string[];
 }
 
 const DUPLICATE = /Identical content already exists as video_id (\S+) in bucket (\S+)/;
@@ -65,7 +67,10 @@ export class DataprepSearchIndex implements SearchIndex {
       response = await outboundRequest(`${this.options.url}/media/upload?${query}`, {
         policy: UNRESTRICTED,
         method: 'POST',
-        headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+        headers: {
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          ...argusAuthorization(this.options.apiKeys ?? []),
+        },
         body,
         timeoutMs: this.options.timeoutMs,
         maxBytes: 64 * 1024,

@@ -46,14 +46,19 @@ const ruleRequest = Joi.object<NewRule & { count?: number | null }, true>({
     .description('Read-only: accepted for compatibility and ignored; answers carry the number of events matched'),
 }).label('Rule');
 
+/** A rule as answered (RuleView: every field is always sent). */
 const ruleBody = Joi.object({
-  id: Joi.string(),
-  label: Joi.string(),
-  action: Joi.string().valid(...KNOWN_ACTIONS),
-  camera: Joi.string().allow(null),
-  source: Joi.string().allow(null),
-  event_type: Joi.string().valid(...CAMERA_RULE_EVENT_TYPES),
-  count: Joi.number().integer().description('How many recorder events the rule has matched (read-only)'),
+  id: Joi.string().required(),
+  label: Joi.string().required(),
+  action: Joi.string()
+    .valid(...KNOWN_ACTIONS)
+    .required(),
+  camera: Joi.string().allow(null).required(),
+  source: Joi.string().allow(null).required(),
+  event_type: Joi.string()
+    .valid(...CAMERA_RULE_EVENT_TYPES)
+    .required(),
+  count: Joi.number().integer().required().description('How many recorder events the rule has matched (read-only)'),
 }).label('RuleResponse');
 
 const ruleIdParams = Joi.object<{ rule_id: string }, true>({

@@ -28,7 +28,7 @@ const mappingBody = Joi.object()
   .description('Camera name → whether its watcher is enabled');
 
 const mappingResponse = Joi.object({
-  mapping: mappingBody,
+  mapping: mappingBody.required(),
   warning: Joi.string().description('Present when the store lookup failed: the mapping is this replica’s overrides'),
 }).label('CameraWatcherMappingResponse');
 
@@ -61,9 +61,9 @@ export function watcherRoutes(watchers: WatcherBook, search: Probe): RouteSpec[]
           description:
             'The whole persisted mapping after the change, and the cameras this request enabled and disabled',
           schema: Joi.object({
-            mapping: mappingBody,
-            enabled: Joi.array().items(Joi.string()),
-            disabled: Joi.array().items(Joi.string()),
+            mapping: mappingBody.required(),
+            enabled: Joi.array().items(Joi.string()).required(),
+            disabled: Joi.array().items(Joi.string()).required(),
           }).label('CameraWatcherUpdateResponse'),
         },
         422: { description: 'Invalid request: every invalid field listed' },

@@ -45,10 +45,12 @@ export function openRuntime(
     bucket: config.search.bucket,
     timeoutMs: config.search.timeoutMs,
     frameInterval: config.search.frameInterval,
+    apiKeys: config.platform.apiKeys,
   });
   const analyser = new DataprepSegmentAnalyser(search, {
     url: config.dataprepUrl,
     timeoutMs: config.serviceTimeoutMs,
+    apiKeys: config.platform.apiKeys,
   });
   const { recorder, feed } = createRecorder(config.recorder, logger, analyser);
   const rules = new RuleBook(controlPlane.resources, controlPlane.namespace, logger);
@@ -62,7 +64,11 @@ export function openRuntime(
     matching,
     recorder,
     search,
-    alerts: new AlertDispatchSink({ url: config.alertDispatchUrl, timeoutMs: config.serviceTimeoutMs }),
+    alerts: new AlertDispatchSink({
+      url: config.alertDispatchUrl,
+      timeoutMs: config.serviceTimeoutMs,
+      apiKeys: config.platform.apiKeys,
+    }),
     summarizer,
     notes,
     alertTools: config.alertTools,

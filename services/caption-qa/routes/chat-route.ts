@@ -43,6 +43,33 @@ const STREAM_EXAMPLE = [
   'data: {"answerer":"llm","model":"qwen2.5"}',
 ].join('\n');
 
+/** The events of the chat stream: each event's `data`. */
+const chatStreamEvents = {
+  sources: Joi.array()
+    .items(
+      Joi.object({
+        n: Joi.number().integer().min(1).required().description('The number the answer cites ([1], [2], …)'),
+        id: Joi.string().required(),
+        text: Joi.string().allow('').required(),
+        time: Joi.string().required().description('Capture time, ISO 8601 in the configured zone'),
+        time_end: Joi.string().allow(null).required().description('End of the span of collapsed near-duplicates'),
+        camera: Joi.string().allow(null).required(),
+        run_id: Joi.string().allow(null).required(),
+        frame_id: Joi.number().integer().allow(null).required(),
+        score: Joi.number().required(),
+        count: Joi.number().integer().min(1).required().description('Captions this entry stands for'),
+        frame_url: Joi.string().allow(null).required().description('Where the frame is served while it is kept'),
+      }),
+    )
+    .description('Once, first: the captions the answer uses'),
+  token: Joi.object({ text: Joi.string().allow('').required() }).description('A piece of the answer'),
+  done: Joi.object({
+    answerer: Joi.string().valid('llm', 'offline').required(),
+    model: Joi.string().required(),
+  }).description('The answer is complete'),
+  error: Joi.object({ message: Joi.string().required() }).description('The answer failed; the stream ends'),
+};
+
 /** POST /chat: the answer as Server-Sent Events. */
 export function chatRoute(deps: AnswerDeps, maxQuestionChars: number): RouteSpec {
   return defineRoute({
@@ -56,7 +83,7 @@ export function chatRoute(deps: AnswerDeps, maxQuestionChars: number): RouteSpec
     tags: ['chat'],
     request: { body: chatRequestSchema(maxQuestionChars) },
     responses: {
-      200: { description: 'The answer stream', contentType: 'text/event-stream', schema: Joi.string() },
+      200: { description: 'The answer stream', contentType: 'text/event-stream', events: chatStreamEvents },
       422: { description: 'input missing or empty', schema: errorBodySchema },
     },
     handler: async (ctx) => {

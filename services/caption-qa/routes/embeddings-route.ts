@@ -51,9 +51,9 @@ export function embeddingsRoute(ingest: CaptionIngest, maxCaptionChars: number, 
       200: {
         description: 'Stored; `id` is the caption id (sources name it, frames are served under it)',
         schema: Joi.object({
-          status: Joi.string().valid('success'),
-          message: Joi.string(),
-          id: Joi.string(),
+          status: Joi.string().valid('success').required(),
+          message: Joi.string().required(),
+          id: Joi.string().required(),
         }).label('EmbeddingSuccess'),
       },
       413: { description: 'Body over CAPTION_QA_MAX_BODY_MB', schema: errorBodySchema },

@@ -19,7 +19,10 @@ export function metricsSocketRoute(): RouteSpec {
       '`{"metrics": [{"name": "caption_run", "tags": {"run_id"}, "fields": {"frames_per_second", ' +
       '"captions_per_second", "caption_latency_ms", "dropped_frames", "reconnects"}, "timestamp"}]}`.',
     tags: ['metrics'],
-    responses: { 426: { description: 'Upgrade to a WebSocket required' } },
+    responses: {
+      101: { description: 'Switching Protocols: the WebSocket is open (with an upgrade request)' },
+      426: { description: 'Upgrade to a WebSocket required' },
+    },
     handler: () => {
       throw new HttpError(426, 'Upgrade Required: connect with a WebSocket client', { Upgrade: 'websocket' });
     },

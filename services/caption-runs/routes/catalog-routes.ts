@@ -17,12 +17,14 @@ export function vlmModelsRoute(vlm: VlmConfig | undefined, logger: Logger): Rout
       200: {
         description: '`warning` only when the VLM server could not list its models',
         schema: Joi.object({
-          models: Joi.array().items(
-            Joi.object({
-              name: Joi.string().description('A modelName for a run'),
-              device: Joi.string().description('cpu (offline captioner) or vlm-endpoint'),
-            }).label('VlmModel'),
-          ),
+          models: Joi.array()
+            .items(
+              Joi.object({
+                name: Joi.string().required().description('A modelName for a run'),
+                device: Joi.string().required().description('cpu (offline captioner) or vlm-endpoint'),
+              }).label('VlmModel'),
+            )
+            .required(),
           warning: Joi.string(),
         }).label('VlmModelList'),
       },
@@ -43,7 +45,7 @@ export function detectionModelsRoute(modelsDir: string): RouteSpec {
     responses: {
       200: {
         description: 'Names a run may give as detectionModelName',
-        schema: Joi.object({ models: Joi.array().items(Joi.string()) }).label('DetectionModelList'),
+        schema: Joi.object({ models: Joi.array().items(Joi.string()).required() }).label('DetectionModelList'),
       },
     },
     handler: async (ctx) => {
@@ -63,13 +65,15 @@ export function pipelinesRoute(): RouteSpec {
       200: {
         description: 'Every pipeline a run may name',
         schema: Joi.object({
-          pipelines: Joi.array().items(
-            Joi.object({
-              pipeline_name: Joi.string(),
-              pipeline_display_name: Joi.string(),
-              pipeline_type: Joi.string().valid('detection', 'non-detection'),
-            }).label('Pipeline'),
-          ),
+          pipelines: Joi.array()
+            .items(
+              Joi.object({
+                pipeline_name: Joi.string().required(),
+                pipeline_display_name: Joi.string().required(),
+                pipeline_type: Joi.string().valid('detection', 'non-detection').required(),
+              }).label('Pipeline'),
+            )
+            .required(),
         }).label('PipelineList'),
       },
     },

@@ -22,6 +22,22 @@ async function render(item: RelayItem, deps: MetadataStreamDeps): Promise<string
   return JSON.stringify({ type: 'status', runs });
 }
 
+/** The data of the stream's events (all sent without an event name): a caption, a status or a missed count. */
+const streamMessage = Joi.alternatives()
+  .try(
+    Joi.object({
+      runId: Joi.string().required(),
+      data: Joi.object().unknown(true).required().description('The published message’s metadata'),
+      received_at: Joi.number().required().description('Seconds since the epoch'),
+    }).unknown(true),
+    Joi.object({
+      type: Joi.string().valid('status').required(),
+      runs: Joi.object().pattern(Joi.string(), Joi.object().unknown(true)).required().description('Every kept run'),
+    }),
+    Joi.object({ type: Joi.string().valid('missed').required(), missed: Joi.number().integer().min(1).required() }),
+  )
+  .description('A caption, `{"type": "status"}` after 1 s without one, or `{"type": "missed"}` for a slow reader');
+
 /**
  * GET /generate_captions_alerts/metadata-stream: one SSE stream for every run. Registered before
  * `/generate_captions_alerts/:run_id`, which would otherwise take the path for a runId.
@@ -42,7 +58,7 @@ export function metadataStreamRoute(deps: MetadataStreamDeps): RouteSpec {
       200: {
         description: 'text/event-stream; every event is a `data:` line of JSON',
         contentType: 'text/event-stream',
-        schema: Joi.string(),
+        events: { message: streamMessage },
       },
     },
     handler: async (ctx) => {

@@ -1,5 +1,5 @@
 import type { Logger } from '../../lib/log/index.js';
-import { outboundRequest, UNRESTRICTED } from '../../lib/outbound/index.js';
+import { argusAuthorization, outboundRequest, UNRESTRICTED } from '../../lib/outbound/index.js';
 
 /** Publishes a run's results on MQTT (QoS 1); resolves once the broker acknowledged. */
 export interface CaptionPublisher {
@@ -10,6 +10,8 @@ export interface CaptionPublisher {
 export interface JsonTarget {
   url: string;
   timeoutMs: number;
+  /** The platform's API keys: the first is sent (none: no Authorization header). */
+  apiKeys?: readonly string[];
 }
 
 /** Counts of what went out of the worker and what failed, per output. */
@@ -28,7 +30,7 @@ export async function postJson(target: JsonTarget, body: unknown, signal: AbortS
   const response = await outboundRequest(target.url, {
     policy: UNRESTRICTED,
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...argusAuthorization(target.apiKeys ?? []) },
     body: JSON.stringify(body),
     timeoutMs: target.timeoutMs,
     maxBytes: 64 * 1024,

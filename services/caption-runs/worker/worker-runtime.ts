@@ -46,6 +46,7 @@ export function openWorkerRuntime(
   hooks: WorkerHooks = {},
 ): WorkerRuntime {
   const { platform } = config;
+  const { apiKeys } = platform;
   const publisher = mqttCaptionPublisher(brokerUrl, logger, `argus-caption-runs-${process.pid}-${Date.now()}`);
   const detectors = new Map<string, Promise<LoadedModels<'detector'>>>();
   const detector = async (name: string): Promise<Detector> => {
@@ -76,9 +77,11 @@ export function openWorkerRuntime(
     vlmSettings: { temperature: vlm?.temperature ?? 0, imageMaxSide: vlm?.imageMaxSide ?? 512 },
     publisher,
     captionQa: config.captionQaUrl
-      ? { url: `${config.captionQaUrl}/embeddings`, timeoutMs: config.postTimeoutMs }
+      ? { url: `${config.captionQaUrl}/embeddings`, timeoutMs: config.postTimeoutMs, apiKeys }
       : undefined,
-    alerts: config.alertsUrl ? { url: `${config.alertsUrl}/alerts`, timeoutMs: config.postTimeoutMs } : undefined,
+    alerts: config.alertsUrl
+      ? { url: `${config.alertsUrl}/alerts`, timeoutMs: config.postTimeoutMs, apiKeys }
+      : undefined,
     mediaRoot: config.mediaRoot,
     rtspAllow: config.rtspAllow,
     timing: workerTiming(config.stream),

@@ -8,8 +8,8 @@ import { statusMessage } from './schemas.js';
 /** Body of a 202 answer: the job was created and will run in the background. */
 export const jobAcceptedSchema = () =>
   statusMessage().keys({
-    job_id: Joi.string().description('Poll GET /media/jobs/{job_id}'),
-    accepted: Joi.number().integer().description('Items in the job'),
+    job_id: Joi.string().required().description('Poll GET /media/jobs/{job_id}'),
+    accepted: Joi.number().integer().required().description('Items in the job'),
   });
 
 /** 400 unless `count` items fit in one batch (MM_DATAPREP_BATCH_MAX_ITEMS). */

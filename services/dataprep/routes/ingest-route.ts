@@ -63,7 +63,11 @@ export function ingestMediaRoute(services: DataprepServices): RouteSpec {
     responses: {
       201: {
         description: 'Stored and embedded',
-        schema: statusMessage().keys({ video_id: Joi.string(), bucket_name: Joi.string(), filename: Joi.string() }),
+        schema: statusMessage().keys({
+          video_id: Joi.string().required(),
+          bucket_name: Joi.string().required(),
+          filename: Joi.string().required(),
+        }),
       },
       400: { description: 'Bad or undecodable source, unsupported format', schema: errorBody() },
       409: { description: 'Duplicate content (duplicates disallowed)', schema: errorBody() },

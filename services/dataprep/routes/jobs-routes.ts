@@ -10,22 +10,26 @@ const jobParams = () => Joi.object<{ job_id: string }, true>({ job_id: Joi.strin
 /** The contract's batch job status body, for the OpenAPI document. */
 export const batchJobStatusSchema = () =>
   Joi.object({
-    status: Joi.string().valid('success'),
-    job_id: Joi.string(),
-    state: Joi.string().valid(...INGEST_STATES),
-    total: Joi.number().integer(),
-    completed: Joi.number().integer(),
-    failed: Joi.number().integer(),
-    skipped: Joi.number().integer().description('Items skipped because the job was cancelled'),
-    items: Joi.array().items(
-      Joi.object({
-        identifier: Joi.string(),
-        video_id: Joi.string(),
-        status: Joi.string().valid('success', 'error', 'skipped'),
-        message: Joi.string(),
-        embeddings_count: Joi.number().integer(),
-      }),
-    ),
+    status: Joi.string().valid('success').required(),
+    job_id: Joi.string().required(),
+    state: Joi.string()
+      .valid(...INGEST_STATES)
+      .required(),
+    total: Joi.number().integer().required(),
+    completed: Joi.number().integer().required(),
+    failed: Joi.number().integer().required(),
+    skipped: Joi.number().integer().required().description('Items skipped because the job was cancelled'),
+    items: Joi.array()
+      .items(
+        Joi.object({
+          identifier: Joi.string().required(),
+          video_id: Joi.string(),
+          status: Joi.string().valid('success', 'error', 'skipped').required(),
+          message: Joi.string(),
+          embeddings_count: Joi.number().integer(),
+        }),
+      )
+      .required(),
   });
 
 const unknownJob = (id: string) => new HttpError(404, `Job ${id} not found`);

@@ -47,18 +47,20 @@ export function listMediaRoute(services: DataprepServices): RouteSpec {
       200: {
         description: 'Media listing',
         schema: Joi.object({
-          status: Joi.string().valid('success'),
-          bucket_name: Joi.string(),
-          videos: Joi.array().items(
-            Joi.object({
-              video_id: Joi.string(),
-              video_name: Joi.string(),
-              video_path: Joi.string(),
-              creation_ts: Joi.string().isoDate(),
-              stored: Joi.boolean(),
-              source_path: Joi.string(),
-            }),
-          ),
+          status: Joi.string().valid('success').required(),
+          bucket_name: Joi.string().required(),
+          videos: Joi.array()
+            .items(
+              Joi.object({
+                video_id: Joi.string().required(),
+                video_name: Joi.string().required(),
+                video_path: Joi.string().required(),
+                creation_ts: Joi.string().isoDate().required(),
+                stored: Joi.boolean().required(),
+                source_path: Joi.string(),
+              }),
+            )
+            .required(),
           next_page_token: Joi.string().description('Present when `limit` was given and more items follow'),
         }),
       },

@@ -58,8 +58,9 @@ export const uploadQuery = () =>
     tags: queryTags(),
   });
 
-/** Common shape of success answers. */
-export const statusMessage = () => Joi.object({ status: Joi.string().valid('success'), message: Joi.string() });
+/** Common shape of success answers: both fields always sent. */
+export const statusMessage = () =>
+  Joi.object({ status: Joi.string().valid('success').required(), message: Joi.string().required() });
 
 /** Common shape of error answers (the service's ErrorStyle defines it). */
 export const errorBody = () => DATAPREP_ERROR_STYLE.body;

@@ -19,7 +19,10 @@ export function telemetryRoute(services: DataprepServices): RouteSpec {
     responses: {
       200: {
         description: 'Telemetry records',
-        schema: Joi.object({ count: Joi.number().integer(), items: Joi.array().items(Joi.object().unknown()) }),
+        schema: Joi.object({
+          count: Joi.number().integer().required(),
+          items: Joi.array().items(Joi.object().unknown()).required(),
+        }),
       },
       400: { description: 'limit out of range', schema: errorBody() },
     },

@@ -134,7 +134,7 @@ export function uploadMediaRoute(services: DataprepServices): RouteSpec {
     responses: {
       201: {
         description: 'Stored and embedded',
-        schema: statusMessage().keys({ video_id: Joi.string(), bucket_name: Joi.string() }),
+        schema: statusMessage().keys({ video_id: Joi.string().required(), bucket_name: Joi.string().required() }),
       },
       400: { description: 'Unsupported media type or failed validation', schema: errorBody() },
       409: { description: 'Identical content exists (duplicates disallowed)', schema: errorBody() },

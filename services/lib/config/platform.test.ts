@@ -1,4 +1,7 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import Joi from 'joi';
 import { ConfigError, loadConfig } from './load-config.js';
 import { platformEnvSchema, toPlatformConfig } from './platform.js';
@@ -41,5 +44,60 @@ describe('platform shared-state setting', () => {
 
   it('refuses a URL of another scheme', () => {
     expect(() => load({ ARGUS_REDIS_URL: 'http://redis:6379' })).toThrow(ConfigError);
+  });
+});
+
+describe('platform API keys', () => {
+  const problemsOf = (env: Record<string, string>) => {
+    try {
+      load(env);
+      return [];
+    } catch (error) {
+      return (error as ConfigError).problems;
+    }
+  };
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'api-keys-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('are none by default: no key is needed', () => {
+    expect(load({}).apiKeys).toEqual([]);
+  });
+
+  it('read ARGUS_API_KEYS as a comma-separated list, entries trimmed, repeats once', () => {
+    const keys = load({ ARGUS_API_KEYS: ' first-key-0123456789 ,second-key-0123456789,first-key-0123456789' });
+    expect(keys.apiKeys).toEqual(['first-key-0123456789', 'second-key-0123456789']);
+  });
+
+  it('read ARGUS_API_KEYS_FILE one key a line, skipping blank lines and # comments (a mounted Secret)', async () => {
+    const file = path.join(dir, 'keys');
+    await writeFile(file, '# rotated 2026-11\nfirst-key-0123456789\n\n  second-key-0123456789  \r\n');
+    expect(load({ ARGUS_API_KEYS_FILE: file }).apiKeys).toEqual(['first-key-0123456789', 'second-key-0123456789']);
+  });
+
+  it('refuse an empty list, a short or unsendable key, an unreadable or empty file, and both ways at once, quoting no key', async () => {
+    const empty = path.join(dir, 'empty');
+    await writeFile(empty, '# no key yet\n\n');
+    const problems = [
+      ...problemsOf({ ARGUS_API_KEYS: '' }),
+      ...problemsOf({ ARGUS_API_KEYS: ' , ' }),
+      ...problemsOf({ ARGUS_API_KEYS: 'short-key' }),
+      ...problemsOf({ ARGUS_API_KEYS: 'a key with spaces in it' }),
+      ...problemsOf({ ARGUS_API_KEYS_FILE: path.join(dir, 'missing') }),
+      ...problemsOf({ ARGUS_API_KEYS_FILE: empty }),
+      ...problemsOf({ ARGUS_API_KEYS_FILE: empty, ARGUS_API_KEYS: 'first-key-0123456789' }),
+    ];
+    expect(problems).toEqual([
+      '"ARGUS_API_KEYS" is not allowed to be empty',
+      '"ARGUS_API_KEYS" names no key',
+      '"ARGUS_API_KEYS" key 1 is not 16 to 4096 characters of letters, digits and -._~+/ (then = padding)',
+      '"ARGUS_API_KEYS" key 1 is not 16 to 4096 characters of letters, digits and -._~+/ (then = padding)',
+      '"ARGUS_API_KEYS_FILE" cannot be read (ENOENT)',
+      '"ARGUS_API_KEYS_FILE" holds no key',
+      '"ARGUS_API_KEYS_FILE" and ARGUS_API_KEYS are both set: give the keys one way',
+    ]);
+    expect(problems.join('\n')).not.toMatch(/short-key|spaces in it|first-key/);
   });
 });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
+import { keysRule, parseApiKeyList, readApiKeysFile } from './api-keys.js';
 import type { SettingsScope } from './settings-scope.js';
 
 /** The shared settings as `platformEnvSchema` validates them (defaults applied), before paths are resolved. */
@@ -16,6 +17,8 @@ export interface PlatformEnv {
   ARGUS_CONTROL_PLANE: 'embedded' | 'kubernetes';
   ARGUS_NAMESPACE?: string;
   ARGUS_REDIS_URL?: string;
+  ARGUS_API_KEYS?: string;
+  ARGUS_API_KEYS_FILE?: string;
 }
 
 /**
@@ -51,6 +54,14 @@ export const platformEnvSchema = {
   ARGUS_REDIS_URL: Joi.string()
     .uri({ scheme: ['redis', 'rediss'] })
     .description('Redis holding the state every replica shares (unset: this process only, the embedded default)'),
+  ARGUS_API_KEYS: Joi.string()
+    .custom(keysRule(parseApiKeyList))
+    .description(
+      'Comma-separated bearer keys every API request must carry (health, metrics and docs exempt); the first is sent to other Argus services',
+    ),
+  ARGUS_API_KEYS_FILE: Joi.string()
+    .custom(keysRule(readApiKeysFile, 'ARGUS_API_KEYS'))
+    .description('A file with one bearer key per line (a mounted Secret), instead of ARGUS_API_KEYS'),
 } satisfies Joi.StrictSchemaMap<PlatformEnv>;
 
 /** The platform's settings: every ARGUS_* name is the platform's, so a typo there (ARGUS_DATA_DRI) is refused. */
@@ -73,6 +84,11 @@ export interface PlatformConfig {
   namespace: string;
   /** Redis of the state every replica of a service shares (ARGUS_REDIS_URL); undefined: in memory, one process. */
   redisUrl?: string;
+  /**
+   * The bearer keys every API request must carry (ARGUS_API_KEYS or ARGUS_API_KEYS_FILE); empty: none needed. The
+   * first is the one this process sends to other Argus services.
+   */
+  apiKeys: readonly string[];
 }
 
 /** Where Kubernetes mounts the namespace of a pod's service account. */
@@ -84,6 +100,12 @@ function podNamespace(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The keys of the validated settings (the file read again: the schema only checked it). */
+function apiKeysOf(list?: string, file?: string): readonly string[] {
+  if (list !== undefined) return parseApiKeyList(list);
+  return file === undefined ? [] : readApiKeysFile(file);
 }
 
 /**
@@ -105,5 +127,6 @@ export function toPlatformConfig(env: Record<string, any>): PlatformConfig {
     controlPlane: env.ARGUS_CONTROL_PLANE,
     namespace: env.ARGUS_NAMESPACE ?? podNamespace() ?? 'default',
     redisUrl: env.ARGUS_REDIS_URL,
+    apiKeys: apiKeysOf(env.ARGUS_API_KEYS, env.ARGUS_API_KEYS_FILE),
   };
 }

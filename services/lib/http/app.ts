@@ -1,13 +1,14 @@
 import Koa from 'koa';
 import Router, { type RouterContext } from '@koa/router';
 import type { Logger } from '../log/index.js';
+import { apiKeysOf, setErrorRenderer } from './api-keys.js';
 import { byteSize, DEFAULT_DISCARD_LIMIT_BYTES, DEFAULT_JSON_MAX_DEPTH, describeBodyLimits } from './body-limits.js';
 import { docsRouter } from './docs.js';
 import type Joi from 'joi';
 import { roundMs } from './duration.js';
 import { HttpError, type ErrorMapping, type ErrorStyle, type ValidationIssue } from './errors.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
-import { buildOpenApi, type ApiInfo } from './openapi.js';
+import { buildOpenApi, HEALTH_PATH, type ApiInfo } from './openapi.js';
 import { contentCoding, readJsonBody, type JsonBodyLimits } from './request-body.js';
 import { assignRequestId } from './request-id.js';
 import { ClientGoneError } from './request-signal.js';
@@ -161,13 +162,29 @@ function routeMiddleware(route: RouteSpec, json: JsonBodyLimits, appMapError?: E
 /** Prefixes of `/metrics`, `/openapi.json`, `/docs*` and `/redoc*` (the router matches case-insensitively). */
 const OPS_PATH = /^\/(?:metrics|openapi\.json|docs|redoc)/i;
 
+/** The health route's path under the base path, as the router matches it: any case, a trailing slash or none. */
+const isHealthPath = (path: string, healthPath: string) => path.replace(/\/$/, '').toLowerCase() === healthPath;
+
+/**
+ * Refuses (401) an API request without an accepted key when the app requires keys (listen's `apiKeys`). The
+ * operations and docs paths and the health route stay open: probes and scrapers carry no key, and the document
+ * describes the API, not its data.
+ */
+function authorize(ctx: Koa.Context, healthPath: string): void {
+  const keys = apiKeysOf(ctx.app);
+  if (!keys || isHealthPath(ctx.path, healthPath)) return;
+  const authorization = ctx.get('authorization') || undefined;
+  if (!keys.accepts(authorization)) throw keys.refusal(authorization);
+}
+
 /**
  * What happens around every request, as one Koa layer (each layer costs on every request): a request id; the
- * operations and docs router for their path prefixes, else the API routes; errors (and unmatched paths) answered in
+ * operations and docs router for their path prefixes, else the API key check and the API routes; errors (and unmatched paths) answered in
  * the service's style; the answer shown to the response observer, when the app has one (the test kit's contract
  * check); then the metrics observation and the access log line, with the final status.
  */
 function requestEnvelope(
+  healthPath: string,
   logger: Logger,
   style: ErrorStyle,
   metrics: HttpMetrics,
@@ -179,7 +196,12 @@ function requestEnvelope(
     const started = performance.now();
     assignRequestId(ctx);
     try {
-      await (OPS_PATH.test(ctx.path) ? ops(ctx, next) : next());
+      if (OPS_PATH.test(ctx.path)) {
+        await ops(ctx, next);
+      } else {
+        authorize(ctx, healthPath);
+        await next();
+      }
       // Unmatched paths (404) and the router's 405 (with Allow) and 501 come without a body: Koa would answer text.
       if (ctx.status >= 400 && ctx.body == null && ctx.respond !== false) {
         throw new HttpError(ctx.status, ctx.message);
@@ -230,7 +252,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const observe = responseObserverFor(options.service, openapi);
   const apiPaths = new Set(options.routes.map((route) => basePath + route.path));
   const observed = observe && { apiPaths, observe };
-  app.use(requestEnvelope(options.logger, options.errors, metrics, opsRoutes, discardLimit, observed));
+  setErrorRenderer(app, (status, message) => options.errors.render(status, message));
+  const healthPath = (basePath + HEALTH_PATH).toLowerCase();
+  app.use(requestEnvelope(healthPath, options.logger, options.errors, metrics, opsRoutes, discardLimit, observed));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return { app, openapi, metrics };

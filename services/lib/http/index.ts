@@ -12,6 +12,7 @@ export { malformedMultipartMessage, openMultipart, printablePartName } from './m
 export type { MultipartLimits, MultipartParser } from './multipart.js';
 export { ClientGoneError, requestSignal, ServerStoppingError } from './request-signal.js';
 export type { RunningServer, ListenOptions, StopOptions } from './server.js';
+export { HEALTH_PATH } from './openapi.js';
 export type { ApiInfo } from './openapi.js';
 export { formatSseMessage, openSseResponse, SSE_HEADERS } from './sse.js';
 export type { SseMessage } from './sse.js';

@@ -86,18 +86,37 @@ describe('buildOpenApi', () => {
     });
     const doc = documentOf([json, plain]);
     const responses = doc.paths['/api/things/{id}'].post.responses;
-    expect(Object.keys(responses)).toEqual(['200', '400', '413', '415', '422', '500']);
+    expect(Object.keys(responses)).toEqual(['200', '400', '401', '413', '415', '422', '500']);
     expect(responses[413].description).toBe('Too many things');
     expect(responses[415].content['application/json'].schema.required).toEqual(['detail']);
     const plainOp = doc.paths['/api/plain'].get;
-    expect(Object.keys(plainOp.responses)).toEqual(['200', '500']);
+    expect(Object.keys(plainOp.responses)).toEqual(['200', '401', '500']);
     expect(plainOp.responses[200].content).toEqual({
       'image/png': { schema: { type: 'string', format: 'binary' } },
       'text/plain': { schema: { type: 'string' } },
     });
   });
 
-  it('names every operation by its method and path, declares servers, no security and every tag', () => {
+  it('declares the API keys as a bearer scheme: every operation takes a key or none, health none at all', () => {
+    const route = (path: string) =>
+      defineRoute({ method: 'get', path, summary: path, responses: { 200: { description: 'ok' } }, handler: noop });
+    const doc = documentOf([route('/things'), route('/health')]);
+    expect(doc.components).toEqual({
+      securitySchemes: { apiKey: expect.objectContaining({ type: 'http', scheme: 'bearer' }) },
+    });
+    expect(doc.security).toEqual([{ apiKey: [] }, {}]);
+    const things = doc.paths['/api/things'].get;
+    expect(things.security).toBeUndefined();
+    expect(things.responses[401]).toMatchObject({
+      headers: { 'WWW-Authenticate': { schema: { type: 'string' } } },
+      content: { 'application/json': { schema: { required: ['detail'] } } },
+    });
+    const health = doc.paths['/api/health'].get;
+    expect(health.security).toEqual([]);
+    expect(health.responses[401]).toBeUndefined();
+  });
+
+  it('names every operation by its method and path, declares servers and every tag', () => {
     const route = (method: RouteSpec['method'], path: string, tags: string[]) =>
       defineRoute({ method, path, summary: path, tags, responses: { 200: { description: 'ok' } }, handler: noop });
     const doc = documentOf(
@@ -106,13 +125,64 @@ describe('buildOpenApi', () => {
     );
     expect(doc.paths['/api/media/jobs/{job_id}'].get.operationId).toBe('getMediaJobsByJobId');
     expect(doc.paths['/api/'].get.operationId).toBe('get');
-    expect(doc).toMatchObject({ openapi: '3.0.3', servers: [{ url: '/' }], security: [] });
+    expect(doc).toMatchObject({ openapi: '3.0.3', servers: [{ url: '/' }] });
     expect(doc.tags).toEqual([
       { name: 'jobs', description: 'Background jobs' },
       { name: 'health', description: 'Liveness' },
       { name: 'events' },
     ]);
     expect(doc.info).toEqual({ title: 'T', version: '1' });
+  });
+
+  it("gives every JSON request body and success response an example: the schema's own, else one generated", () => {
+    const route = defineRoute({
+      method: 'post',
+      path: '/things',
+      summary: 'things',
+      request: { body: Joi.object({ name: Joi.string().min(1).required(), size: Joi.number().integer() }) },
+      responses: {
+        201: { description: 'created', schema: Joi.object({ id: Joi.string().required() }).example({ id: 'th-1' }) },
+        404: { description: 'no such thing' },
+      },
+      handler: noop,
+    });
+    const op = documentOf([route]).paths['/api/things'].post;
+    expect(op.requestBody.content['application/json'].example).toEqual({ name: 'string', size: 0 });
+    expect(op.responses[201].content['application/json'].example).toEqual({ id: 'th-1' });
+    expect(op.responses[404].content['application/json'].example).toBeUndefined();
+  });
+
+  it('names each event of an event stream as a component and describes the stream as the sequence of them', () => {
+    const route = defineRoute({
+      method: 'get',
+      path: '/events',
+      summary: 'events',
+      responses: {
+        200: {
+          description: 'stream',
+          contentType: 'text/event-stream',
+          events: { alert_action: Joi.object({ id: Joi.string().required() }), keepalive: Joi.object({}) },
+        },
+      },
+      handler: noop,
+    });
+    const doc = documentOf([route]) as any;
+    const items = doc.paths['/api/events'].get.responses[200].content['text/event-stream'].schema.items;
+    expect(items.oneOf).toEqual([
+      { $ref: '#/components/schemas/AlertActionEvent' },
+      { $ref: '#/components/schemas/KeepaliveEvent' },
+    ]);
+    expect(items.discriminator).toEqual({
+      propertyName: 'event',
+      mapping: {
+        alert_action: '#/components/schemas/AlertActionEvent',
+        keepalive: '#/components/schemas/KeepaliveEvent',
+      },
+    });
+    expect(doc.components.schemas.AlertActionEvent).toMatchObject({
+      required: ['event', 'data'],
+      properties: { event: { enum: ['alert_action'] }, data: { required: ['id'] } },
+    });
   });
 
   it('derives operationIds from every word of the path', () => {

@@ -27,6 +27,11 @@ export interface ResponseSpec {
   schema?: Joi.Schema;
   /** Defaults to application/json; several when the body's type depends on what is served (each gets `schema`). */
   contentType?: string | readonly string[];
+  /**
+   * For a `text/event-stream` body: each event's name (`message` for events sent without one) and the schema of its
+   * JSON `data`. The document names each as a component and describes the stream as the sequence of them.
+   */
+  events?: Record<string, Joi.Schema>;
 }
 
 /**

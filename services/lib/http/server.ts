@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import type { Logger } from '../log/index.js';
+import { ApiKeys, guardUpgrades, requireApiKeys } from './api-keys.js';
 import { setStopSignal } from './request-signal.js';
 
 /** How long a graceful stop may take when no deadline is given. */
@@ -34,7 +35,15 @@ export interface ListenOptions {
   /** Time a close without a deadline may take (default 10 s). */
   graceMs?: number;
   beforeClose?: Array<() => Promise<void> | void>;
+  /**
+   * Bearer keys every request but health, metrics and docs must carry, WebSocket upgrades included (the platform's
+   * ARGUS_API_KEYS); none or empty: no key is needed.
+   */
+  apiKeys?: readonly string[];
 }
+
+/** Whether `host` is a loopback address or name: only this machine reaches a server listening there. */
+const isLoopback = (host: string) => /^(?:127\.\d+\.\d+\.\d+|::1|localhost)$/i.test(host);
 
 /** Starts `app` on host:port (0 picks a free port). */
 export async function listen(app: Koa, options: ListenOptions): Promise<RunningServer> {
@@ -47,6 +56,15 @@ export async function listen(app: Koa, options: ListenOptions): Promise<RunningS
   const handlerDone = () => {
     if (--running === 0) onIdle?.();
   };
+  const keys = ApiKeys.of(options.apiKeys);
+  if (keys) requireApiKeys(app, keys);
+  else if (!isLoopback(options.host)) {
+    options.logger.warn(
+      `${options.name} requires no API key on ${options.host}: set ARGUS_API_KEYS unless a proxy in front authenticates`,
+    );
+  }
+  const refused = (req: http.IncomingMessage) =>
+    options.logger.http('websocket upgrade refused: no accepted API key', { path: (req.url ?? '').split('?')[0] });
   const server = http.createServer((req, res) => {
     running++;
     const done = () => {
@@ -60,6 +78,7 @@ export async function listen(app: Koa, options: ListenOptions): Promise<RunningS
     // Koa's handleRequest settles once the handler and the error answer are done; it never rejects.
     void handle(req, res).then(done, done);
   });
+  guardUpgrades(server, app, refused);
   server.requestTimeout = 0; // uploads of hundreds of MB and SSE streams outlive Node's default 5 min timeout
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,3 +1,4 @@
+export { argusAuthorization } from './argus-authorization.js';
 export { AllowList, envAllowList } from './allow-list.js';
 export { nonPublicKind } from './address-ranges.js';
 export type { NonPublicKind } from './address-ranges.js';

@@ -14,7 +14,14 @@ export {
   type PutOptions,
   type PutResult,
 } from './object-store.js';
-export { assertValidBucketName, assertValidKey, assertValidPrefix, isValidBucketName } from './keys.js';
+export {
+  assertValidBucketName,
+  assertValidKey,
+  assertValidPrefix,
+  BUCKET_NAME_PATTERN,
+  BUCKET_NAME_RULE,
+  isValidBucketName,
+} from './keys.js';
 export { LocalObjectStore } from './local-store.js';
 export { S3ObjectStore, type S3ObjectStoreConfig } from './s3-store.js';
 

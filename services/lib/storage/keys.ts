@@ -1,7 +1,16 @@
 import { InvalidKeyError, type ListOptions } from './object-store.js';
 
-const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
-const IPV4_LIKE = /^\d+\.\d+\.\d+\.\d+$/;
+/**
+ * S3's bucket naming rules as one regular expression (ECMAScript, so a JSON Schema `pattern` too): 3–63 characters of
+ * lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit, no `..`, `.-` or `-.`,
+ * and not shaped like an IPv4 address.
+ */
+export const BUCKET_NAME_PATTERN = /^(?!\d+\.\d+\.\d+\.\d+$)(?!.*(?:\.\.|\.-|-\.))[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** BUCKET_NAME_PATTERN in words, for error messages and documents. */
+export const BUCKET_NAME_RULE =
+  '3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit, ' +
+  'without two dots or a dot beside a hyphen, and not an IP address (S3 bucket naming rules)';
 const MAX_KEY_BYTES = 1024;
 
 // C0 controls, DEL and C1 controls: never meaningful in a media key, and dangerous in logs and paths.
@@ -15,14 +24,7 @@ function hasControlChars(text: string): boolean {
 
 /** True when `name` follows the S3 bucket naming rules (3–63 chars, lowercase alnum, dots, hyphens). */
 export function isValidBucketName(name: string): boolean {
-  return (
-    typeof name === 'string' &&
-    BUCKET_NAME.test(name) &&
-    !name.includes('..') &&
-    !name.includes('.-') &&
-    !name.includes('-.') &&
-    !IPV4_LIKE.test(name)
-  );
+  return typeof name === 'string' && BUCKET_NAME_PATTERN.test(name);
 }
 
 /** Throws InvalidKeyError unless `name` is a valid bucket name. */
