@@ -29,16 +29,14 @@ export interface CameraRulesRuntime {
 }
 
 /**
- * Builds the runtime: the adapters the configuration names, the rules in the control plane's store. `ruleCache`:
- * events are matched against a RuleCache (the store's watch) rather than a listing per event — embedded; the cluster's
- * watcher pods list instead until their account may watch CameraRules (CAMERA_WATCHER_WORKER_RULES grants get and
- * list).
+ * Builds the runtime: the adapters the configuration names, the rules in the control plane's store. Events are
+ * matched against a RuleCache (the store's watch) rather than a listing per event, embedded and in the cluster's
+ * watcher pods alike (CAMERA_WATCHER_WORKER_RULES grants list and watch).
  */
 export function openRuntime(
   config: CameraRulesConfig,
   controlPlane: ServiceControlPlane,
   logger: Logger,
-  options: { ruleCache: boolean } = { ruleCache: true },
 ): CameraRulesRuntime {
   const search = new DataprepSearchIndex({
     url: config.dataprepUrl,
@@ -52,7 +50,7 @@ export function openRuntime(
   });
   const { recorder, feed } = createRecorder(config.recorder, logger, analyser);
   const rules = new RuleBook(controlPlane.resources, controlPlane.namespace, logger);
-  const matching = options.ruleCache ? new RuleCache(controlPlane.resources, controlPlane.namespace) : undefined;
+  const matching = new RuleCache(controlPlane.resources, controlPlane.namespace);
   const notes = new EventNotes();
   const summarizer: Summarizer = config.vlm
     ? new VlmSummarizer(new ChatCompletionsClient(config.vlm), config.vlm)
@@ -79,7 +77,7 @@ export function openRuntime(
     summarizer,
     handler,
     close: async () => {
-      await matching?.close();
+      await matching.close();
       await feed?.close();
       await recorder.close();
     },
