@@ -14,6 +14,7 @@ import type { FrigateEventFeed } from '../recorder/frigate-events.js';
 import type { Recorder } from '../recorder/recorder.js';
 import { RuleBook } from '../rules/rule-book.js';
 import { RuleCache } from '../rules/rule-cache.js';
+import { RecordingFollower } from '../watcher/recording-follower.js';
 
 /** The parts of camera-rules the HTTP app and the watcher worker share, built from one configuration. */
 export interface CameraRulesRuntime {
@@ -24,6 +25,8 @@ export interface CameraRulesRuntime {
   notes: EventNotes;
   summarizer: Summarizer;
   handler: EventHandler;
+  /** The watchers' recordings to search: with a recorder that lists its recordings (Frigate), else undefined. */
+  recordings?: RecordingFollower;
   /** Disconnects the feed and the recorder. */
   close(): Promise<void>;
 }
@@ -69,9 +72,14 @@ export function openRuntime(
     sleep: realSleep,
     claimLeaseMs: config.claimLeaseMs,
   });
+  const listing = recorder.recordings?.bind(recorder);
+  const recordings = listing
+    ? new RecordingFollower({ kind: recorder.kind, clip: recorder.clip.bind(recorder), recordings: listing }, search)
+    : undefined;
   return {
     recorder,
     feed,
+    recordings,
     rules,
     notes,
     summarizer,

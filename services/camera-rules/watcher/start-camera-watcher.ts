@@ -18,6 +18,7 @@ export function watcherOf(
     feed: runtime.feed,
     handler: runtime.handler,
     notes: runtime.notes,
+    recordings: runtime.recordings,
     logger,
     pollMs,
     sleep: realSleep,
