@@ -25,7 +25,10 @@ export interface CameraRulesRuntime {
   notes: EventNotes;
   summarizer: Summarizer;
   handler: EventHandler;
-  /** The watchers' recordings to search: with a recorder that lists its recordings (Frigate), else undefined. */
+  /**
+   * The watchers' recordings to search: with a recorder that lists its recordings (Frigate) and
+   * CAMERA_RULES_INDEX_RECORDINGS on, else undefined.
+   */
   recordings?: RecordingFollower;
   /** Disconnects the feed and the recorder. */
   close(): Promise<void>;
@@ -72,7 +75,7 @@ export function openRuntime(
     sleep: realSleep,
     claimLeaseMs: config.claimLeaseMs,
   });
-  const listing = recorder.recordings?.bind(recorder);
+  const listing = config.indexRecordings ? recorder.recordings?.bind(recorder) : undefined;
   const recordings = listing
     ? new RecordingFollower({ kind: recorder.kind, clip: recorder.clip.bind(recorder), recordings: listing }, search)
     : undefined;
