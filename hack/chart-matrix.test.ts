@@ -65,8 +65,24 @@ const EXTERNAL = [
   'services.alert-dispatch.autoscaling.enabled=true',
   'services.frame-analysis.autoscaling.enabled=true',
 ];
+/** camera-rules on Frigate's authenticated port, its user from a Secret, a lease of its own, two replicas. */
+const FRIGATE = [
+  'services.camera-rules.frigate.url=https://frigate.nvr:8971',
+  'services.camera-rules.frigate.existingSecret=frigate-user',
+  'services.camera-rules.claimLeaseSeconds=120',
+  'services.camera-rules.replicas=2',
+];
+/** camera-rules on Frigate's recordings (its media claim, read-only) with the analyses on another claim. */
+const DIRECTORY = [
+  'services.camera-rules.directory.recordings.claimName=frigate-media',
+  'services.camera-rules.directory.recordings.subPath=recordings',
+  'services.camera-rules.directory.detections.claimName=argus-detections',
+  'services.camera-rules.directory.detections.subPath=',
+];
 const MATRIX: Array<[string, string[]]> = [
   ['defaults', []],
+  ['camera-rules on Frigate with a user', FRIGATE],
+  ['camera-rules on a recordings directory', DIRECTORY],
   ['GPU pool', GPU],
   ['external backends', EXTERNAL],
   ['CRDs off', ['crds.enabled=false']],
@@ -351,6 +367,111 @@ describe('the chart', () => {
     expect(deployment(all, 'redis')).toBeUndefined();
   });
 
+  it("reaches the chart's dataprep and alert-dispatch from camera-rules and its watcher pods, by their Services", async () => {
+    const all = await renderChart();
+    for (const env of [podEnv(all, 'camera-rules'), workerEnv(all, 'camera-watcher')]) {
+      const config = loadCameraRulesConfig(env);
+      for (const [service, url] of [
+        ['dataprep', config.dataprepUrl],
+        ['alert-dispatch', config.alertDispatchUrl],
+      ]) {
+        // http://<Service>.<namespace>.svc:<its port><the service's base path>, the base path its probes use.
+        const { hostname, port, pathname } = new URL(url);
+        const [name, namespace, svc] = hostname.split('.');
+        expect([service, namespace, svc]).toEqual([service, 'argus', 'svc']);
+        expect(find(all, 'Service', name)?.spec.selector['app.kubernetes.io/component']).toBe(service);
+        expect(find(all, 'Service', name)?.spec.ports[0].port).toBe(Number(port));
+        expect(`${pathname}/health`).toBe(containerOf(deployment(all, service)).readinessProbe?.httpGet?.path);
+      }
+    }
+    // Without them in the chart, nothing points at a Service that is not there (the defaults: loopback).
+    const alone = await renderChart('services.dataprep.enabled=false', 'services.alert-dispatch.enabled=false');
+    for (const env of [podEnv(alone, 'camera-rules'), workerEnv(alone, 'camera-watcher')])
+      expect([env.CAMERA_RULES_DATAPREP_URL, env.CAMERA_RULES_ALERT_DISPATCH_URL]).toEqual([undefined, undefined]);
+  });
+
+  it("gives camera-rules and every watcher pod Frigate's user from the Secret and one claim lease", async () => {
+    const all = await renderChart(...FRIGATE);
+    const service = podEnv(all, 'camera-rules');
+    const worker = workerEnv(all, 'camera-watcher');
+    for (const env of [service, worker]) {
+      const config = loadCameraRulesConfig(env);
+      expect(config.recorder).toMatchObject({
+        kind: 'frigate',
+        url: 'https://frigate.nvr:8971',
+        credentials: {
+          user: secretValue('frigate-user', 'user'),
+          password: secretValue('frigate-user', 'password'),
+        },
+        mqttBroker: 'mqtt://rel-argus-mosquitto.argus.svc:1883',
+      });
+      expect(config.claimLeaseMs).toBe(120_000);
+    }
+    // The same references in the Deployment and in the operator's worker pods: secretKeyRef, never a value.
+    const ref = (key: string) => ({ secretKeyRef: { name: 'frigate-user', key } });
+    for (const m of [deployment(all, 'camera-rules'), workerWorkloads(all)['camera-watcher']])
+      expect(envOf(m).filter((e) => e.name.startsWith('CAMERA_RULES_FRIGATE_'))).toEqual([
+        { name: 'CAMERA_RULES_FRIGATE_USER', valueFrom: ref('user') },
+        { name: 'CAMERA_RULES_FRIGATE_PASSWORD', valueFrom: ref('password') },
+      ]);
+    // The default lease is the service's own default, written once for both.
+    const defaults = await renderChart();
+    expect(
+      [podEnv(defaults, 'camera-rules'), workerEnv(defaults, 'camera-watcher')].map(
+        (e) => e.CAMERA_RULES_CLAIM_LEASE_SECONDS,
+      ),
+    ).toEqual(['60', '60']);
+    expect(loadCameraRulesConfig(podEnv(defaults, 'camera-rules')).claimLeaseMs).toBe(
+      loadCameraRulesConfig({}).claimLeaseMs,
+    );
+  });
+
+  it.each([
+    [
+      'one claim, two mounts',
+      ['services.camera-rules.directory.recordings.claimName=frigate-media'],
+      ['frigate-media'],
+    ],
+    ['a read-only recordings claim and a claim for the analyses', DIRECTORY, ['frigate-media', 'argus-detections']],
+  ])('mounts the recordings directory in camera-rules and every watcher pod alike (%s)', async (_name, set, claims) => {
+    const all = await renderChart(...set);
+    const pods = {
+      'camera-rules': deployment(all, 'camera-rules'),
+      'camera-watcher': workerWorkloads(all)['camera-watcher'],
+    };
+    const seen = Object.entries(pods).map(([name, m]) => {
+      const config = loadCameraRulesConfig(name === 'camera-rules' ? podEnv(all, name) : workerEnv(all, name));
+      expect(config.recorder.kind).toBe('directory');
+      const { dir, detectionsDir } = config.recorder as { dir: string; detectionsDir: string };
+      const volumes = podOf(m).volumes ?? [];
+      const mountAt = (where: string) => {
+        const mount = containerOf(m).volumeMounts?.find((v) => v.mountPath === where);
+        const claim = volumes.find((v) => v.name === mount?.name)?.persistentVolumeClaim?.claimName;
+        return { claim, subPath: mount?.subPath, readOnly: mount?.readOnly ?? false };
+      };
+      return { recordings: mountAt(dir), detections: mountAt(detectionsDir) };
+    });
+    // The same volumes in both: what the service lists, the watchers analyse, and the analyses are shared.
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[0].recordings).toEqual({
+      claim: claims[0],
+      subPath: set.includes(DIRECTORY[1]) ? 'recordings' : undefined,
+      readOnly: true,
+    });
+    expect(seen[0].detections).toEqual({
+      claim: claims.at(-1),
+      subPath: claims.length > 1 ? undefined : 'argus-detections',
+      readOnly: false,
+    });
+    // Writable recordings when asked.
+    const writable = await renderChart(...set, 'services.camera-rules.directory.recordings.readOnly=false');
+    expect(
+      containerOf(deployment(writable, 'camera-rules')).volumeMounts?.find(
+        (v) => v.mountPath === '/var/lib/argus/camera-rules/recordings',
+      )?.readOnly,
+    ).toBe(false);
+  });
+
   it('runs a small Mosquitto by default and points every MQTT user at it; Redis from the chart on demand', async () => {
     const all = await renderChart('backends.redis.deploy.enabled=true');
     const broker = 'mqtt://rel-argus-mosquitto.argus.svc:1883';
@@ -391,6 +512,36 @@ describe('the chart', () => {
         'services.camera-rules.env.CAMERA_RULES_FRIGATE_URL=http://frigate:5000',
       ],
       "services.camera-rules reads Frigate's events over MQTT: set backends.mqtt.url",
+    ],
+    [
+      'a Frigate user without Frigate',
+      ['services.camera-rules.frigate.existingSecret=frigate-user'],
+      'services.camera-rules.frigate.existingSecret holds a Frigate user for Frigate: set services.camera-rules.frigate.url too',
+    ],
+    [
+      'Frigate and a recordings directory at once',
+      ['services.camera-rules.frigate.url=http://frigate:5000', DIRECTORY[0]],
+      'services.camera-rules: Frigate (frigate.url) and the recordings directory (directory.recordings.claimName) are two recorders: set one',
+    ],
+    [
+      'a detections claim without recordings',
+      ['services.camera-rules.directory.detections.claimName=argus-detections'],
+      'services.camera-rules.directory.detections.claimName holds the analyses of recordings: set directory.recordings.claimName too',
+    ],
+    [
+      'a Frigate password in the URL (values.schema.json)',
+      ['services.camera-rules.frigate.url=http://argus:pw@frigate:5000'],
+      'services.camera-rules.frigate.url: Does not match pattern',
+    ],
+    [
+      'a claim lease too short (values.schema.json)',
+      ['services.camera-rules.claimLeaseSeconds=1'],
+      'services.camera-rules.claimLeaseSeconds: Must be greater than or equal to 3',
+    ],
+    [
+      'a Frigate password in a ConfigMap',
+      ['services.camera-rules.env.CAMERA_RULES_FRIGATE_PASSWORD=hunter2'],
+      'services.camera-rules.env.CAMERA_RULES_FRIGATE_PASSWORD looks like a secret, and values land in a ConfigMap',
     ],
     [
       'a key in a ConfigMap',

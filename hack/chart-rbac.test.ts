@@ -454,7 +454,7 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
       };
 
       for (const namespace of namespaces) {
-        // camera-watcher: reads its CameraWatcher, lists the rules, claims the ended event on the matching rule and
+        // camera-watcher: reads its CameraWatcher, lists and watches the rules, claims the ended event on the matching rule and
         // records the result (CameraRule status), then records the event in its CameraWatcher's status. A camera per
         // namespace: the recorder is shared, and a watcher follows every event of its camera after it was created.
         const camera = `front-${namespace}`;
@@ -475,8 +475,25 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
         const start = Math.ceil(Date.now() / 1000) + 2;
         frigate.addEvent({ id: `${namespace}-1`, camera, start_time: start, end_time: start + 1 });
         const stop = new AbortController();
-        const watcher = runPod('camera-watcher', namespace, camera, stop.signal);
         const watcherUser = `system:serviceaccount:${namespace}:rel-argus-camera-watcher-worker`;
+        // Rules are read from the worker's rule cache (list, then watch); a claim that meets a conflict (another
+        // replica's write in between) reads the rule live before it writes again: the first one does here.
+        let conflicted = false;
+        const stopConflict = fake.intercept((r) => {
+          if (
+            conflicted ||
+            r.user !== watcherUser ||
+            r.method !== 'PUT' ||
+            !/\/camerarules\/[^/]+\/status$/.test(r.path)
+          )
+            return undefined;
+          conflicted = true;
+          return {
+            status: 409,
+            body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409 },
+          };
+        });
+        const watcher = runPod('camera-watcher', namespace, camera, stop.signal);
         // Until it recorded the event, or was refused (the 403 check below names the request).
         await Promise.race([
           fake.waitForRequest(
@@ -490,6 +507,8 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
         ]);
         stop.abort();
         await watcher;
+        stopConflict();
+        expect(conflicted).toBe(true);
         expect(fake.requests.filter((r) => r.status === 403).map((r) => `${r.user} ${r.method} ${r.path}`)).toEqual([]);
         const rule = await admin.get(
           'CameraRule',

@@ -41,6 +41,18 @@ export const cameraWatcherStatusSchema = strictObject(
       }),
     ),
     eventsHandled: Type.Optional(Type.Integer({ description: 'Recorder events the worker has handled.', minimum: 0 })),
+    lastRecordingEnd: Type.Optional(
+      Type.Number({
+        description:
+          "Where the worker's recordings reached search (Unix seconds): the end of the last recording it uploaded, or " +
+          'of a settled stretch with none. It goes on from there after a restart.',
+        minimum: 0,
+        maximum: 100_000_000_000,
+      }),
+    ),
+    recordingsIndexed: Type.Optional(
+      Type.Integer({ description: 'Recording clips the worker has uploaded to search.', minimum: 0 }),
+    ),
     conditions: conditionsSchema(),
     observedGeneration: observedGenerationSchema(),
   },

@@ -1,7 +1,10 @@
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
+import type { ResourceStore } from '../../operator/ports/index.js';
 import { ConfigError } from '../lib/config/index.js';
+import { createLogger } from '../lib/log/index.js';
 import { loadCameraRulesConfig } from './config.js';
+import { openRuntime } from './runtime/runtime.js';
 
 describe('loadCameraRulesConfig', () => {
   it('defaults to port 8001 and the recordings directory under the data dir', () => {
@@ -31,6 +34,21 @@ describe('loadCameraRulesConfig', () => {
       topicPrefix: 'nvr',
       mqttBroker: 'mqtt://broker:1883',
     });
+  });
+
+  it("sends a Frigate camera's new recordings to search unless CAMERA_RULES_INDEX_RECORDINGS is false", async () => {
+    const frigate = { CAMERA_RULES_FRIGATE_URL: 'http://frigate:5000' };
+    expect(loadCameraRulesConfig(frigate).indexRecordings).toBe(true);
+    expect(loadCameraRulesConfig({ ...frigate, CAMERA_RULES_INDEX_RECORDINGS: 'false' }).indexRecordings).toBe(false);
+    expect(() => loadCameraRulesConfig({ CAMERA_RULES_INDEX_RECORDINGS: 'sometimes' })).toThrow(ConfigError);
+    // The watchers' runtime follows recordings only then (and never with the directory recorder, which has none).
+    const logger = createLogger({ service: 'camera-rules-test', level: 'error', json: true });
+    const plane = { resources: {} as ResourceStore, namespace: 'default', registerWorker: () => undefined };
+    const runtimes = [frigate, { ...frigate, CAMERA_RULES_INDEX_RECORDINGS: 'false' }, {}].map((env) =>
+      openRuntime(loadCameraRulesConfig({ ARGUS_DATA_DIR: '/nonexistent', ...env }), plane, logger),
+    );
+    expect(runtimes.map((r) => r.recordings !== undefined)).toEqual([true, false, false]);
+    for (const runtime of runtimes) await runtime.close();
   });
 
   it('reads the actions settings and the VLM shared with frame-analysis; offline summaries without one', () => {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import Joi from 'joi';
-import { envList, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import { envBoolean, envList, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { LlmConfig } from '../lib/llm/index.js';
 import type { HandlerPolicies } from './events/event-handler.js';
 import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
@@ -54,6 +54,8 @@ export interface CameraRulesConfig {
   policies: HandlerPolicies;
   /** Time between a watcher's catch-ups with the recorder's event list, milliseconds. */
   watcherPollMs: number;
+  /** With Frigate: whether watchers send their camera's new recordings to search (besides rule actions). */
+  indexRecordings: boolean;
   /** How long a rule action's claim lives without renewal before another handling may run it again. */
   claimLeaseMs: number;
 }
@@ -85,6 +87,7 @@ interface CameraRulesEnv extends PlatformEnv {
   CAMERA_RULES_CLIP_ATTEMPTS: number;
   CAMERA_RULES_ACTION_ATTEMPTS: number;
   CAMERA_RULES_WATCHER_POLL_SECONDS: number;
+  CAMERA_RULES_INDEX_RECORDINGS: boolean;
   CAMERA_RULES_CLAIM_LEASE_SECONDS: number;
   VLM_BASE_URL?: string;
   VLM_MODEL: string;
@@ -124,6 +127,7 @@ const schema = Joi.object<CameraRulesEnv>({
   CAMERA_RULES_CLIP_ATTEMPTS: Joi.number().integer().min(1).max(100).default(8),
   CAMERA_RULES_ACTION_ATTEMPTS: Joi.number().integer().min(1).max(100).default(4),
   CAMERA_RULES_WATCHER_POLL_SECONDS: Joi.number().min(1).max(86_400).default(60),
+  CAMERA_RULES_INDEX_RECORDINGS: envBoolean().default(true),
   CAMERA_RULES_CLAIM_LEASE_SECONDS: Joi.number().min(3).max(3600).default(60),
   // Shared with frame-analysis (same names and meaning); frame-analysis owns the VLM_ prefix.
   VLM_BASE_URL: httpUrl(),
@@ -197,6 +201,7 @@ export function loadCameraRulesConfig(env: NodeJS.ProcessEnv): CameraRulesConfig
       action: { attempts: c.CAMERA_RULES_ACTION_ATTEMPTS, baseDelayMs: 1000, maxDelayMs: 8000 },
     },
     watcherPollMs: Math.round(c.CAMERA_RULES_WATCHER_POLL_SECONDS * 1000),
+    indexRecordings: c.CAMERA_RULES_INDEX_RECORDINGS,
     claimLeaseMs: Math.round(c.CAMERA_RULES_CLAIM_LEASE_SECONDS * 1000),
   };
 }

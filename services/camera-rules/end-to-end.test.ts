@@ -13,6 +13,7 @@ import { loadCameraRulesConfig } from './config.js';
 import { startCameraRules, type RunningCameraRules } from './main.js';
 import { FakeFrigate } from './testing/fake-frigate.js';
 import { startPeerServices, type PeerServices } from './testing/services.js';
+import { watcherObjectName } from './watchers/watcher-book.js';
 
 /**
  * camera-rules as `npm start` runs it — the service over the embedded control plane with its CameraWatcher controller
@@ -99,7 +100,7 @@ beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'camera-rules-e2e-'));
   peers = await startPeerServices();
   broker = mosquittoMissing() ? await startTestBroker() : await startMosquitto();
-  frigate = new FakeFrigate({ front_door: { track: ['person'] } }, { broker: broker.url });
+  frigate = new FakeFrigate({ front_door: { track: ['person'] }, driveway: {} }, { broker: broker.url });
   await frigate.start();
   await startAll();
 }, 180_000);
@@ -173,6 +174,67 @@ describe('camera-rules end to end (embedded control plane, Frigate fake, real br
     await settled('e2e-fourth');
     expect((await fetch(`${service.url}/cameras`)).status).toBe(200);
   }, 120_000);
+
+  it("sends the camera's new recordings to search on their own, once each, also across a restart", async () => {
+    // The driveway's watcher, disabled, its recordings said to have reached search two minutes ago: enabled, it goes
+    // on from there (as after a restart), with no rule involved.
+    const now = Math.floor(Date.now() / 1000);
+    const store = plane.controlPlane.resources;
+    const name = watcherObjectName('driveway');
+    const created = await store.create('CameraWatcher', {
+      apiVersion: 'argus.dev/v1alpha1',
+      kind: 'CameraWatcher',
+      metadata: { name, namespace: NS },
+      spec: { camera: 'driveway', enabled: false },
+    });
+    await store.updateStatus('CameraWatcher', { ...created, status: { lastRecordingEnd: now - 120 } });
+    // Frigate's Recordings: 30 s (three segments, one clip) and, after a gap, 10 s; one older than the position.
+    frigate.addRecording('driveway', now - 200, now - 190);
+    frigate.addRecording('driveway', now - 100, now - 70);
+    frigate.addRecording('driveway', now - 50, now - 40);
+    expect((await post('/watchers/enable', { cameras: [{ driveway: true }] })).status).toBe(200);
+    const first = await when('CameraWatcher', (w) => w.metadata.name === name && w.status?.recordingsIndexed === 2);
+    expect(first.status?.lastRecordingEnd).toBe(now - 40);
+
+    // A restart of everything, and a new recording meanwhile: only the new one goes to search.
+    await stopAll();
+    frigate.addRecording('driveway', now - 30, now - 20);
+    await startAll();
+    const after = await when('CameraWatcher', (w) => w.metadata.name === name && w.status?.recordingsIndexed === 3);
+    expect(after.status?.lastRecordingEnd).toBe(now - 20);
+    const clips = frigate.requests.filter((r) => r.path.startsWith('/api/driveway/start/')).map((r) => r.path);
+    expect(clips).toEqual([
+      `/api/driveway/start/${now - 100}/end/${now - 70}/clip.mp4`,
+      `/api/driveway/start/${now - 50}/end/${now - 40}/clip.mp4`,
+      `/api/driveway/start/${now - 30}/end/${now - 20}/clip.mp4`,
+    ]);
+    // Each listing named both bounds (Frigate's own defaults are fixed when it starts).
+    const listings = frigate.requests.filter((r) => r.path === '/api/driveway/recordings');
+    expect(listings.length).toBeGreaterThan(0);
+    expect(listings.every((r) => r.query.after !== undefined && r.query.before !== undefined)).toBe(true);
+
+    // Search finds each recording once, tagged with its camera, Frigate and its start.
+    const found = (await (
+      await fetch(`${peers.dataprep}/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query: 'a person',
+          tags: ['camera:driveway', 'source:frigate'],
+          tags_match: 'all',
+          bucket_name: 'camera-events',
+          top_k: 50,
+        }),
+      })
+    ).json()) as { hits: Array<{ video_id: string; tags: string[] }> };
+    const recordings = new Map(
+      found.hits.map((hit) => [hit.video_id, hit.tags.find((t) => t.startsWith('recording:'))]),
+    );
+    expect([...recordings.values()].sort()).toEqual(
+      [now - 100, now - 50, now - 30].map((start) => `recording:${start}`).sort(),
+    );
+    await post('/watchers/enable', { cameras: [{ driveway: false }] });
+  }, 180_000);
 });
 
 describe('the directory recorder end to end: a new segment, dataprep’s detections, the rule', () => {

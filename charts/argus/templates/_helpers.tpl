@@ -300,6 +300,19 @@ worker caption-runs'), with `gpu` the worker's own. (list $ service values gpu)
 {{- $on := dict -}}
 {{- range $name, $other := $.Values.services }}{{ $_ := set $on $name $other.enabled }}{{ end -}}
 {{- if eq $service "camera-rules" -}}
+{{- $frigate := $values.frigate | default dict -}}
+{{- with $frigate.url }}{{ $_ := set $config "CAMERA_RULES_FRIGATE_URL" . }}{{ end -}}
+{{- if $frigate.existingSecret -}}
+{{- $secrets = append $secrets (dict "name" "CAMERA_RULES_FRIGATE_USER" "valueFrom" (dict "secretKeyRef" (dict "name" $frigate.existingSecret "key" $frigate.userKey))) -}}
+{{- $secrets = append $secrets (dict "name" "CAMERA_RULES_FRIGATE_PASSWORD" "valueFrom" (dict "secretKeyRef" (dict "name" $frigate.existingSecret "key" $frigate.passwordKey))) -}}
+{{- end -}}
+{{- /* One lease for the service and every watcher: a claim is judged by the lease of whoever reads it. */ -}}
+{{- with $values.claimLeaseSeconds }}{{ $_ := set $config "CAMERA_RULES_CLAIM_LEASE_SECONDS" . }}{{ end -}}
+{{- $directory := include "argus.cameraRulesVolumes" $values | fromYaml -}}
+{{- if $directory.volumes -}}
+{{- $_ := set $config "CAMERA_RULES_RECORDINGS_DIR" (include "argus.recordingsDir" $) -}}
+{{- $_ := set $config "CAMERA_RULES_DETECTIONS_DIR" (include "argus.detectionsDir" $) -}}
+{{- end -}}
 {{- if (index $on "dataprep") }}{{ $_ := set $config "CAMERA_RULES_DATAPREP_URL" (include "argus.serviceUrl" (list $ "dataprep")) }}{{ end -}}
 {{- if (index $on "alert-dispatch") }}{{ $_ := set $config "CAMERA_RULES_ALERT_DISPATCH_URL" (include "argus.serviceUrl" (list $ "alert-dispatch")) }}{{ end -}}
 {{- end -}}
@@ -321,6 +334,39 @@ worker caption-runs'), with `gpu` the worker's own. (list $ service values gpu)
 {{- range $key, $value := merge (dict) ($values.env | default dict) $.Values.env }}{{ $_ := set $config $key (toString $value) }}{{ end -}}
 {{- range $key, $value := $config }}{{ $_ := set $config $key (toString $value) }}{{ end -}}
 {{- dict "config" $config "secrets" $secrets | toYaml -}}
+{{- end -}}
+
+{{/* Where camera-rules and its watchers see the directory recorder's recordings and write its segment analyses. */}}
+{{- define "argus.recordingsDir" -}}/var/lib/argus/camera-rules/recordings{{- end -}}
+{{- define "argus.detectionsDir" -}}/var/lib/argus/camera-rules/detections{{- end -}}
+
+{{/*
+The directory recorder's volumes, shared by camera-rules and every camera-watcher pod: the recordings claim mounted
+(read-only unless recordings.readOnly is false) at argus.recordingsDir, the detections claim (the recordings claim
+unless another is named: one volume, two mounts) mounted writable at argus.detectionsDir. YAML {volumes, mounts};
+empty without directory.recordings.claimName. Pass services.camera-rules' values.
+*/}}
+{{- define "argus.cameraRulesVolumes" -}}
+{{- $directory := .directory | default dict -}}
+{{- $recordings := $directory.recordings | default dict -}}
+{{- $detections := $directory.detections | default dict -}}
+{{- $volumes := list -}}
+{{- $mounts := list -}}
+{{- if $recordings.claimName -}}
+{{- $volumes = append $volumes (dict "name" "recordings" "persistentVolumeClaim" (dict "claimName" $recordings.claimName)) -}}
+{{- $mount := dict "name" "recordings" "mountPath" (include "argus.recordingsDir" .) "readOnly" (ne (toString $recordings.readOnly) "false") -}}
+{{- with $recordings.subPath }}{{ $_ := set $mount "subPath" . }}{{ end -}}
+{{- $mounts = append $mounts $mount -}}
+{{- $volume := "recordings" -}}
+{{- if and $detections.claimName (ne $detections.claimName $recordings.claimName) -}}
+{{- $volume = "detections" -}}
+{{- $volumes = append $volumes (dict "name" "detections" "persistentVolumeClaim" (dict "claimName" $detections.claimName)) -}}
+{{- end -}}
+{{- $mount = dict "name" $volume "mountPath" (include "argus.detectionsDir" .) -}}
+{{- with $detections.subPath }}{{ $_ := set $mount "subPath" . }}{{ end -}}
+{{- $mounts = append $mounts $mount -}}
+{{- end -}}
+{{- dict "volumes" $volumes "mounts" $mounts | toYaml -}}
 {{- end -}}
 
 {{/* The API keys Secret (auth.apiKeys) and the extra models (volumes.extraModels) as volumes and mounts: YAML {volumes, mounts}. */}}
@@ -369,6 +415,19 @@ Refusals that no schema can express, each naming the value to change. Rendered o
 {{- range $env.secrets }}{{ $secretNames = append $secretNames .name }}{{ end -}}
 {{- if and (eq $service "caption-runs") (not $config.MQTT_BROKER) -}}
 {{- fail "services.caption-runs needs an MQTT broker (its caption workers publish there and the service relays them): set backends.mqtt.url, or backends.mqtt.mosquitto.enabled=true for the chart's own" -}}
+{{- end -}}
+{{- if eq $service "camera-rules" -}}
+{{- $frigate := $values.frigate | default dict -}}
+{{- $directory := $values.directory | default dict -}}
+{{- if and $frigate.existingSecret (not $config.CAMERA_RULES_FRIGATE_URL) -}}
+{{- fail "services.camera-rules.frigate.existingSecret holds a Frigate user for Frigate: set services.camera-rules.frigate.url too" -}}
+{{- end -}}
+{{- if and $config.CAMERA_RULES_FRIGATE_URL ($directory.recordings | default dict).claimName -}}
+{{- fail "services.camera-rules: Frigate (frigate.url) and the recordings directory (directory.recordings.claimName) are two recorders: set one" -}}
+{{- end -}}
+{{- if and ($directory.detections | default dict).claimName (not ($directory.recordings | default dict).claimName) -}}
+{{- fail "services.camera-rules.directory.detections.claimName holds the analyses of recordings: set directory.recordings.claimName too" -}}
+{{- end -}}
 {{- end -}}
 {{- if and (eq $service "camera-rules") $config.CAMERA_RULES_FRIGATE_URL (not $config.MQTT_BROKER) -}}
 {{- fail "services.camera-rules reads Frigate's events over MQTT: set backends.mqtt.url to Frigate's broker" -}}

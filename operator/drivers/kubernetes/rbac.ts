@@ -60,14 +60,16 @@ export const INGEST_WORKER_RULES: PolicyRule[] = [
 /**
  * What a camera-watcher worker pod (`argus worker camera-watcher`) calls: cameraWatcherWorker
  * (services/camera-rules/watcher/camera-watcher.ts) reads its CameraWatcher and writes lastEventId, lastEventStart,
- * lastEventTime and eventsHandled to its status (updateStatusWithRetry: get, then PUT status); the event handler
- * (services/camera-rules/events/event-handler.ts) lists the CameraRules to match, and RuleBook's claim and result
- * writes (services/camera-rules/rules/rule-book.ts) read a rule and write its status (claims, results).
+ * lastEventTime, eventsHandled and lastRecordingEnd to its status (updateStatusWithRetry: get, then PUT status); the
+ * event handler (services/camera-rules/events/event-handler.ts) matches events against a RuleCache
+ * (services/camera-rules/rules/rule-cache.ts: list, then watch the CameraRules of its namespace), and RuleBook's
+ * claim and result writes (services/camera-rules/rules/rule-book.ts) read a rule and write its status (claims,
+ * results).
  */
 export const CAMERA_WATCHER_WORKER_RULES: PolicyRule[] = [
   { apiGroups: [GROUP], resources: ['camerawatchers'], verbs: ['get'] },
   { apiGroups: [GROUP], resources: ['camerawatchers/status'], verbs: ['update'] },
-  { apiGroups: [GROUP], resources: ['camerarules'], verbs: ['get', 'list'] },
+  { apiGroups: [GROUP], resources: ['camerarules'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: [GROUP], resources: ['camerarules/status'], verbs: ['update'] },
 ];
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { answering, serveCameraRules, type ServedCameraRules } from '../testing/serve-app.js';
 import { FakeFrigate } from '../testing/fake-frigate.js';
-import { FrigateRecorder } from './frigate-recorder.js';
+import { FrigateRecorder, toRecordingSegment } from './frigate-recorder.js';
 import { MediaNotReadyError } from './recorder.js';
 
 const T0 = 1_767_000_000;
@@ -81,6 +81,34 @@ describe('the Frigate recorder', () => {
     const clip = await recorder.clip('front_door', T0 + 30, T0 + 41);
     expect(clip.subarray(4, 8).toString('latin1')).toBe('ftyp');
     expect(frigate.requests.at(-1)?.path).toBe(`/api/front_door/start/${T0 + 30}/end/${T0 + 41}/clip.mp4`);
+  });
+
+  it("lists a camera's finished recordings through /api/<camera>/recordings with both bounds, oldest first", async () => {
+    frigate.addRecording('garage', T0 + 100, T0 + 125);
+    frigate.addRecording('garage', T0 + 200, T0 + 210);
+    // Frigate's bounds overlap: end_time >= after, start_time <= before (a segment across either is listed).
+    const listed = await recorder.recordings('garage', T0 + 115, T0 + 200);
+    expect(listed).toEqual([
+      expect.objectContaining({ start_time: T0 + 110, end_time: T0 + 120, duration: 10 }),
+      expect.objectContaining({ start_time: T0 + 120, end_time: T0 + 125, duration: 5 }),
+      expect.objectContaining({ start_time: T0 + 200, end_time: T0 + 210, segment_size: 0.42 }),
+    ]);
+    expect(listed.every((segment) => typeof segment.id === 'string')).toBe(true);
+    expect(frigate.requests.at(-1)).toMatchObject({
+      path: '/api/garage/recordings',
+      query: { after: String(T0 + 115), before: String(T0 + 200) },
+      authorization: 'Bearer s3cret-token',
+    });
+    // Rows Frigate would never send are dropped, not guessed at.
+    expect(
+      [
+        { id: 'a', start_time: 1, end_time: 2 },
+        { id: 'b', start_time: 2 },
+        { start_time: 1, end_time: 2 },
+        { id: 'c', start_time: 3, end_time: 1 },
+        'row',
+      ].map((row) => toRecordingSegment(row)?.id),
+    ).toEqual(['a', undefined, undefined, undefined, undefined]);
   });
 
   it("fetches an event's snapshot as a real JPEG, and says when it has none", async () => {

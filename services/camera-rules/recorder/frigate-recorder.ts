@@ -10,6 +10,7 @@ import {
   type Recorder,
   type RecorderEvent,
   type RecorderReachability,
+  type RecordingSegment,
 } from './recorder.js';
 
 /** Frigate's default `objects.track` when a camera's config names none. */
@@ -69,9 +70,28 @@ export function toRecorderEvent(raw: unknown): RecorderEvent | undefined {
   };
 }
 
+/** A row of Frigate's `/api/<camera>/recordings` in the port's shape; undefined without an id, start and end. */
+export function toRecordingSegment(raw: unknown): RecordingSegment | undefined {
+  if (!isObject(raw)) return undefined;
+  const id = str(raw.id);
+  const start = num(raw.start_time);
+  const end = num(raw.end_time);
+  if (!id || start === null || end === null || end < start) return undefined;
+  return {
+    id,
+    start_time: start,
+    end_time: end,
+    segment_size: num(raw.segment_size),
+    motion: num(raw.motion),
+    objects: num(raw.objects),
+    duration: num(raw.duration),
+  };
+}
+
 /**
  * Frigate over its HTTP API (`frigate/api/`): `/api/config` for cameras and their `objects.track`, `/api/events`
- * (camera, after, before, limit; newest first), a clip by time `/api/<camera>/start/<s>/end/<e>/clip.mp4` (400 "No
+ * (camera, after, before, limit; newest first), `/api/<camera>/recordings` (after, before: the finished segments
+overlapping the span, oldest first), a clip by time `/api/<camera>/start/<s>/end/<e>/clip.mp4` (400 "No
  * recordings found" while the segments are still in Frigate's cache) and `/api/events/<id>/snapshot.jpg`. A Frigate
  * that does not answer, or answers 5xx or something unreadable, is RecorderUnavailableError (502 at the edge).
  */
@@ -195,6 +215,18 @@ export class FrigateRecorder implements Recorder {
     if (!Array.isArray(answer))
       throw new RecorderUnavailableError(`Frigate at ${this.shown} answered events with no list`);
     return answer.flatMap((raw) => toRecorderEvent(raw) ?? []);
+  }
+
+  /**
+   * `GET /api/<camera>/recordings?after=&before=`: Frigate selects `end_time >= after` and `start_time <= before`,
+   * ordered by start. Both bounds are always sent: Frigate's own defaults (the last hour) are fixed when it starts.
+   */
+  async recordings(camera: string, after: number, before: number, signal?: AbortSignal): Promise<RecordingSegment[]> {
+    const params = new URLSearchParams({ after: String(after), before: String(before) });
+    const answer = await this.json(`/api/${encodeURIComponent(camera)}/recordings?${params}`, signal);
+    if (!Array.isArray(answer))
+      throw new RecorderUnavailableError(`Frigate at ${this.shown} answered recordings with no list`);
+    return answer.flatMap((raw) => toRecordingSegment(raw) ?? []).sort((a, b) => a.start_time - b.start_time);
   }
 
   clip(camera: string, start: number, end: number, signal?: AbortSignal): Promise<Buffer> {

@@ -40,6 +40,20 @@ export interface EventQuery {
   analyse?: boolean;
 }
 
+/**
+ * One finished recording segment, in Frigate's `GET /api/<camera>/recordings` shape (its Recordings table; times in
+ * Unix seconds, `segment_size` in MB). Frigate lists a segment only once it has left its cache, so each is final.
+ */
+export interface RecordingSegment {
+  id: string;
+  start_time: number;
+  end_time: number;
+  segment_size: number | null;
+  motion: number | null;
+  objects: number | null;
+  duration: number | null;
+}
+
 /** Whether the recorder answers, in words for `/health`. */
 export interface RecorderReachability {
   reachable: boolean;
@@ -75,6 +89,12 @@ export interface Recorder {
   events(query: EventQuery, signal?: AbortSignal): Promise<RecorderEvent[]>;
   /** An MP4 clip of `camera` between two Unix times (seconds); MediaNotReadyError when no recording covers it yet. */
   clip(camera: string, start: number, end: number, signal?: AbortSignal): Promise<Buffer>;
+  /**
+   * The finished recording segments of `camera` that end at or after `after` and start at or before `before` (Unix
+   * seconds), oldest first. Only a recorder that keeps recordings apart from its events has them (Frigate); the
+   * directory recorder sends its segments to search itself (EventQuery.analyse).
+   */
+  recordings?(camera: string, after: number, before: number, signal?: AbortSignal): Promise<RecordingSegment[]>;
   /** The event's JPEG snapshot; MediaNotReadyError when it has none (yet). */
   snapshot(event: RecorderEvent, signal?: AbortSignal): Promise<Buffer>;
   reachability(signal?: AbortSignal): Promise<RecorderReachability>;

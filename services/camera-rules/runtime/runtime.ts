@@ -14,6 +14,7 @@ import type { FrigateEventFeed } from '../recorder/frigate-events.js';
 import type { Recorder } from '../recorder/recorder.js';
 import { RuleBook } from '../rules/rule-book.js';
 import { RuleCache } from '../rules/rule-cache.js';
+import { RecordingFollower } from '../watcher/recording-follower.js';
 
 /** The parts of camera-rules the HTTP app and the watcher worker share, built from one configuration. */
 export interface CameraRulesRuntime {
@@ -24,21 +25,24 @@ export interface CameraRulesRuntime {
   notes: EventNotes;
   summarizer: Summarizer;
   handler: EventHandler;
+  /**
+   * The watchers' recordings to search: with a recorder that lists its recordings (Frigate) and
+   * CAMERA_RULES_INDEX_RECORDINGS on, else undefined.
+   */
+  recordings?: RecordingFollower;
   /** Disconnects the feed and the recorder. */
   close(): Promise<void>;
 }
 
 /**
- * Builds the runtime: the adapters the configuration names, the rules in the control plane's store. `ruleCache`:
- * events are matched against a RuleCache (the store's watch) rather than a listing per event — embedded; the cluster's
- * watcher pods list instead until their account may watch CameraRules (CAMERA_WATCHER_WORKER_RULES grants get and
- * list).
+ * Builds the runtime: the adapters the configuration names, the rules in the control plane's store. Events are
+ * matched against a RuleCache (the store's watch) rather than a listing per event, embedded and in the cluster's
+ * watcher pods alike (CAMERA_WATCHER_WORKER_RULES grants list and watch).
  */
 export function openRuntime(
   config: CameraRulesConfig,
   controlPlane: ServiceControlPlane,
   logger: Logger,
-  options: { ruleCache: boolean } = { ruleCache: true },
 ): CameraRulesRuntime {
   const search = new DataprepSearchIndex({
     url: config.dataprepUrl,
@@ -54,7 +58,7 @@ export function openRuntime(
   });
   const { recorder, feed } = createRecorder(config.recorder, logger, analyser);
   const rules = new RuleBook(controlPlane.resources, controlPlane.namespace, logger);
-  const matching = options.ruleCache ? new RuleCache(controlPlane.resources, controlPlane.namespace) : undefined;
+  const matching = new RuleCache(controlPlane.resources, controlPlane.namespace);
   const notes = new EventNotes();
   const summarizer: Summarizer = config.vlm
     ? new VlmSummarizer(new ChatCompletionsClient(config.vlm), config.vlm)
@@ -77,15 +81,20 @@ export function openRuntime(
     sleep: realSleep,
     claimLeaseMs: config.claimLeaseMs,
   });
+  const listing = config.indexRecordings ? recorder.recordings?.bind(recorder) : undefined;
+  const recordings = listing
+    ? new RecordingFollower({ kind: recorder.kind, clip: recorder.clip.bind(recorder), recordings: listing }, search)
+    : undefined;
   return {
     recorder,
     feed,
+    recordings,
     rules,
     notes,
     summarizer,
     handler,
     close: async () => {
-      await matching?.close();
+      await matching.close();
       await feed?.close();
       await recorder.close();
     },

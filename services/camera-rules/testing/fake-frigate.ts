@@ -1,9 +1,10 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
-import { fixtureImage, makeTestVideo } from '../../../test/support/media.js';
+import { fixtureImage, makeTestVideo, runFfmpeg, testMediaDir } from '../../../test/support/media.js';
 import { firstFrameJpeg } from '../media/ffmpeg.js';
 
 /** One camera of the fake's config; `track` omitted: Frigate's resolved default `["person"]`. */
@@ -59,8 +60,9 @@ const NO_RECORDINGS = { success: false, message: 'No recordings found for the sp
  * A Frigate NVR for tests, modelled on Frigate's source (`frigate/api/event.py`, `frigate/api/media.py`) and MQTT docs
  * (`docs/docs/integrations/mqtt.md`): an HTTP server on 127.0.0.1 with `/api/version`, `/api/config` (resolved:
  * every camera has `objects.track`), `/api/events` (camera, after, before as strict bounds on start_time, limit
- * default 100, newest first or `sort=date_asc`, Frigate's selected columns), the clip by time (400 "No recordings found" until a
- * recording covers the window), `/api/events/<id>/snapshot.jpg` and `/api/events/<id>/clip.mp4` (404s in Frigate's
+ * default 100, newest first or `sort=date_asc`, Frigate's selected columns), `/api/<camera>/recordings` (the recorded
+ * spans as 10-s segments), the clip by time (400 "No recordings found" until a recording covers the window; each
+ * window's own bytes), `/api/events/<id>/snapshot.jpg` and `/api/events/<id>/clip.mp4` (404s in Frigate's
  * `{success, message}` body), real MP4 and JPEG made by ffmpeg; and Frigate's MQTT messages on a real broker. With
  * `auth`, it is Frigate's authenticated port: `POST /api/login` and a session JWT for everything else.
  */
@@ -220,9 +222,45 @@ export class FakeFrigate {
     return stored;
   }
 
-  /** Frigate has moved the segments of `camera` for `[start, end]` out of its cache: clips of it can be made. */
+  /**
+   * Frigate has moved the segments of `camera` for `[start, end]` out of its cache: clips of it can be made, and
+   * `/api/<camera>/recordings` lists it as segments of at most SEGMENT_SECONDS (Frigate's `segment_time`).
+   */
   addRecording(camera: string, start: number, end: number): void {
     this.recordings.set(camera, [...(this.recordings.get(camera) ?? []), [start, end]]);
+  }
+
+  /** The camera's recorded spans as Frigate's Recordings rows (`frigate/models.py`'s selected columns). */
+  private segments(camera: string): Array<Record<string, number | string>> {
+    return (this.recordings.get(camera) ?? []).flatMap(([start, end]) => {
+      const rows: Array<Record<string, number | string>> = [];
+      for (let s = start; s < end; s += SEGMENT_SECONDS) {
+        const e = Math.min(end, s + SEGMENT_SECONDS);
+        const id = `${s}-${createHash('sha1').update(`${camera}/${s}`).digest('hex').slice(0, 6)}`;
+        rows.push({ id, start_time: s, end_time: e, segment_size: 0.42, motion: 120, objects: 1, duration: e - s });
+      }
+      return rows;
+    });
+  }
+
+  /**
+   * `GET /api/<camera>/recordings` (`frigate/api/record.py`): the segments with `end_time >= after` and
+   * `start_time <= before`, ordered by start_time; without a bound Frigate uses the last hour (fixed at its start;
+   * here at the request).
+   */
+  private listRecordings(camera: string, params: URLSearchParams, json: (status: number, body: unknown) => void): void {
+    const now = Date.now() / 1000;
+    const after = Number(params.get('after') ?? now - 3600);
+    const before = Number(params.get('before') ?? now);
+    if (!Number.isFinite(after) || !Number.isFinite(before)) {
+      return json(422, {
+        detail: [{ loc: ['query', 'after'], msg: 'Input should be a valid number', type: 'float_parsing' }],
+      });
+    }
+    const rows = this.segments(camera)
+      .filter((row) => (row.end_time as number) >= after && (row.start_time as number) <= before)
+      .sort((a, b) => (a.start_time as number) - (b.start_time as number));
+    json(200, rows);
   }
 
   /** Publishes `<prefix>/events` `{type, before, after}` for a stored event, `after` in the MQTT shape. */
@@ -316,11 +354,13 @@ export class FakeFrigate {
       return json(200, { mqtt: { topic_prefix: this.prefix }, cameras });
     }
     if (path === '/api/events') return this.listEvents(url.searchParams, json);
+    const recordings = /^\/api\/([^/]+)\/recordings$/.exec(path);
+    if (recordings) return this.listRecordings(recordings[1], url.searchParams, json);
     const clipByTime = /^\/api\/([^/]+)\/start\/([\d.]+)\/end\/([\d.]+)\/clip\.mp4$/.exec(path);
     if (clipByTime) {
       const [, camera, start, end] = clipByTime;
       if (!this.covered(camera, Number(start), Number(end))) return json(400, NO_RECORDINGS);
-      return bytes('video/mp4', await clipBytes(Number(end) - Number(start)));
+      return bytes('video/mp4', await clipBytes(Number(end) - Number(start), `${camera} ${start}-${end}`));
     }
     const eventMedia = /^\/api\/events\/([^/]+)\/(snapshot\.jpg|clip\.mp4)$/.exec(path);
     if (eventMedia) {
@@ -413,8 +453,29 @@ function snapshotBytes(): Promise<Buffer> {
   return snapshot;
 }
 
-/** A real MP4 of the camera about as long as the window (1–4 s; clips of equal length are the same bytes). */
-async function clipBytes(seconds: number): Promise<Buffer> {
+/** Frigate's `record.segment_time` default: recordings are segments of 10 s. */
+const SEGMENT_SECONDS = 10;
+
+const stamped = new Map<string, Promise<string>>();
+
+/**
+ * A real MP4 of the camera about as long as the window (1–4 s). With `window`, its bytes are that window's (the video
+ * remuxed with the window as its title, as Frigate's clips of different times differ): the same window, the same
+ * bytes.
+ */
+async function clipBytes(seconds: number, window?: string): Promise<Buffer> {
   const length = Math.min(4, Math.max(1, Math.round(seconds)));
-  return readFile(await makeTestVideo({ ...SCENE, seconds: length }));
+  const video = await makeTestVideo({ ...SCENE, seconds: length });
+  if (window === undefined) return readFile(video);
+  let file = stamped.get(window);
+  if (!file) {
+    file = (async () => {
+      const out = path.join(await testMediaDir(), `clip-${createHash('sha1').update(window).digest('hex')}.mp4`);
+      await runFfmpeg(['-i', video, '-c', 'copy', '-metadata', `title=${window}`, '-movflags', '+faststart', out]);
+      return out;
+    })();
+    stamped.set(window, file);
+    file.catch(() => stamped.delete(window));
+  }
+  return readFile(await file);
 }

@@ -6,6 +6,7 @@ import type { EventType, RuleOutcome } from '../events/event-handler.js';
 import type { EventNotes } from '../events/event-notes.js';
 import type { FrigateMessage } from '../recorder/frigate-events.js';
 import type { Recorder, RecorderEvent } from '../recorder/recorder.js';
+import type { RecordingFollower, RecordingProgress } from './recording-follower.js';
 
 /** Pushed recorder events (Frigate's MQTT feed), as the watcher uses them. */
 export interface EventFeed {
@@ -29,6 +30,8 @@ export interface CameraWatcherWorkerDeps {
   clock?: () => Date;
   /** Most events one catch-up reads (default 1000), newest `limit` pages at a time. */
   catchUpMax?: number;
+  /** The camera's new recordings to search (Frigate); undefined: the recorder has none apart from its events. */
+  recordings?: RecordingFollower;
 }
 
 /** Events per `/api/events` page of a catch-up. */
@@ -47,7 +50,10 @@ const DONE_MAX = 5000;
  * handler fires each rule once per event, so overlapping catch-ups and repeated messages cost nothing. After each
  * ended event the status gets `lastEventId`, `lastEventStart` (never past an event still in progress, or one whose
  * action another replica's claim holds, so a restart or the next catch-up comes back to it), `lastEventTime` and
- * `eventsHandled`. A watcher that is gone or disabled returns at once.
+ * `eventsHandled`. With `recordings` (Frigate), each round also sends the camera's new finished recordings to search
+ * (RecordingFollower), from the status' `lastRecordingEnd` (a new watcher: its creation), writing `lastRecordingEnd`
+ * and `recordingsIndexed` after each clip, so a restart goes on where it stopped. A watcher that is gone or disabled
+ * returns at once.
  */
 export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
   return async ({ namespace, name, signal }) => {
@@ -128,6 +134,27 @@ export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
         if (!signal.aborted) logger.warn('watcher catch-up failed; retried later', { ...log, error: String(error) });
       });
 
+    // Recordings go to search from `lastRecordingEnd` (a new watcher: its creation), each clip's end then written.
+    let recordingsFrom = watcher.status?.lastRecordingEnd ?? startOf(watcher, clock);
+    const recordingProgress = async ({ position, clip }: RecordingProgress) => {
+      recordingsFrom = position;
+      await updateStatusWithRetry(resources, 'CameraWatcher', namespace, name, (latest) => ({
+        ...latest.status,
+        lastRecordingEnd: Math.max(position, latest.status?.lastRecordingEnd ?? 0),
+        recordingsIndexed: (latest.status?.recordingsIndexed ?? 0) + (clip ? 1 : 0),
+      }));
+      if (clip) logger.info('recording sent to search', { ...log, ...clip, videoId: clip.indexed.videoId });
+    };
+    const followRecordings = async () => {
+      if (!deps.recordings) return;
+      try {
+        await deps.recordings.catchUp(camera, recordingsFrom, clock().getTime() / 1000, recordingProgress, signal);
+      } catch (error) {
+        if (!signal.aborted)
+          logger.warn('recordings could not go to search; retried later', { ...log, error: String(error) });
+      }
+    };
+
     const stops: Array<() => void> = [];
     if (feed) {
       stops.push(
@@ -144,6 +171,7 @@ export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
     try {
       while (!signal.aborted) {
         await safeCatchUp();
+        await followRecordings();
         try {
           await deps.sleep(deps.pollMs, signal);
         } catch {

@@ -18,6 +18,7 @@ export function watcherOf(
     feed: runtime.feed,
     handler: runtime.handler,
     notes: runtime.notes,
+    recordings: runtime.recordings,
     logger,
     pollMs,
     sleep: realSleep,
@@ -38,13 +39,12 @@ export async function startCameraWatcherWorker(
   const log =
     logger ??
     createLogger({ service: 'camera-watcher', level: config.platform.logLevel, json: config.platform.logJson });
-  // The worker's namespace comes from its resource; the runtime's rules are read there too. Rules are listed per
-  // event: the worker's chart account may get and list CameraRules, not watch them.
+  // The worker's namespace comes from its resource; the runtime's rules are read there too, matched from a rule cache
+  // (the store's watch of CameraRules: CAMERA_WATCHER_WORKER_RULES grants list and watch).
   const runtime = openRuntime(
     config,
     { resources, namespace: config.platform.namespace, registerWorker: () => undefined },
     log,
-    { ruleCache: false },
   );
   runtime.feed?.start();
   return { worker: watcherOf(runtime, resources, config.watcherPollMs, log), close: () => runtime.close() };
