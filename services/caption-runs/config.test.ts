@@ -14,7 +14,6 @@ describe('loadCaptionRunsConfig', () => {
       mediaRoot: undefined,
       defaultDetector: 'centernet-mobilenetv3-coco',
       mqttBroker: undefined,
-      embeddedBroker: { host: '127.0.0.1', port: 0 },
       captionQaUrl: undefined,
       alertsUrl: undefined,
       postTimeoutMs: 10_000,

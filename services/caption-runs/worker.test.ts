@@ -16,7 +16,6 @@ import { sendJson, serveRuns, type ServedRuns } from './testing/serve-app.js';
 import { startTestBroker, subscribe, type Subscriber, type TestBroker } from '../../test/support/mqtt-broker.js';
 import { captionRunWorker, type CaptionWorkerDeps, type WorkerTiming } from './worker/caption-worker.js';
 import { mqttCaptionPublisher, type MqttCaptionPublisher } from './worker/mqtt-publisher.js';
-import type { OutputCounters } from './worker/outputs.js';
 
 const OFFLINE = 'offline-detection-captioner';
 const unavailable = rtspServerUnavailable();
@@ -40,7 +39,6 @@ let camera: RtspServer;
 let runs: ServedRuns;
 let vlm: FakeChatCompletions;
 let subscriber: Subscriber;
-let counters: OutputCounters;
 /** Workers a test started: stopped after it whatever happened, so that one failure does not cascade. */
 const started: Array<{ abort: AbortController; done: Promise<void> }> = [];
 
@@ -101,7 +99,6 @@ function deps(store: ResourceStore): CaptionWorkerDeps {
     captionQa: { url: `${receiver.url}/api/embeddings`, timeoutMs: 5000 },
     alerts: { url: `${receiver.url}/api/v1/alerts`, timeoutMs: 5000 },
     timing: TIMING,
-    counters,
   };
 }
 
@@ -174,7 +171,6 @@ function resumeRun(runId: string) {
 
 describeWithRtsp('the caption worker on a real RTSP stream', () => {
   it('captions offline from detections: MQTT payload, caption-qa, an alert per matching chunk, then stops', async () => {
-    counters = { embeddingsPosted: 0, embeddingFailures: 0, alertsRaised: 0, alertFailures: 0 };
     receiver.bodies.length = 0;
     const run = await startRun({
       rtspUrl: camera.url,
@@ -270,6 +266,7 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
   }, 60_000);
 
   it('outlives a camera reboot: Reconnecting while the stream is away, captions again once it is back', async () => {
+    const reports = await subscribe(broker.url, 'live-video-captioning/reboot/metrics');
     const run = await startRun({ rtspUrl: camera.url, runName: 'reboot', frameRate: 4, modelName: OFFLINE });
     await subscriber.waitFor((m) => m.topic === 'live-video-captioning/reboot');
     await camera.stop();
@@ -280,6 +277,11 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
     await subscriber.waitFor((m) => m.topic === 'live-video-captioning/reboot', before);
     const back = await statusReaches(run.store, 'reboot', (r) => r.status?.phase === 'Running');
     expect(back.status?.reconnects).toBeGreaterThanOrEqual(1);
+    // The reopening was reported too (what the service's metrics count, wherever the worker runs).
+    expect((await reports.waitFor((m) => m.payload.event === 'reconnect')).payload.reconnects).toBeGreaterThanOrEqual(
+      1,
+    );
+    await reports.close();
     await run.stop();
   }, 60_000);
 
@@ -325,17 +327,35 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
     expect((await (await fetch(`${runs.api}/generate_captions_alerts/bad`)).json()).status).toBe('failed');
   }, 60_000);
 
-  it('counts and logs caption-qa failures without stopping the captions', async () => {
-    counters = { embeddingsPosted: 0, embeddingFailures: 0, alertsRaised: 0, alertFailures: 0 };
+  it('counts caption-qa failures in its reports without stopping the captions; reports each caption and the end', async () => {
     receiver.status = 503;
-    const run = await startRun({ rtspUrl: camera.url, runName: 'qa-down', frameRate: 4, modelName: OFFLINE });
-    const first = await subscriber.waitFor((m) => m.topic === 'live-video-captioning/qa-down');
-    await subscriber.waitFor(
-      (m) =>
-        m.topic === 'live-video-captioning/qa-down' && m.payload.metadata.frame_id > first.payload.metadata.frame_id,
-    );
-    await run.stop();
-    receiver.status = 200;
-    expect(counters.embeddingFailures).toBeGreaterThanOrEqual(1);
+    const reports = await subscribe(broker.url, 'live-video-captioning/qa-down/metrics');
+    try {
+      const run = await startRun({ rtspUrl: camera.url, runName: 'qa-down', frameRate: 4, modelName: OFFLINE });
+      const first = await subscriber.waitFor((m) => m.topic === 'live-video-captioning/qa-down');
+      await subscriber.waitFor(
+        (m) =>
+          m.topic === 'live-video-captioning/qa-down' && m.payload.metadata.frame_id > first.payload.metadata.frame_id,
+      );
+      const failing = await reports.waitFor((m) => m.payload.event === 'caption' && m.payload.captions >= 2);
+      expect(failing.payload).toEqual({
+        event: 'caption',
+        session: expect.stringMatching(/^[0-9a-f]{16}$/),
+        frames: expect.any(Number),
+        captions: 2,
+        dropped_frames: expect.any(Number),
+        reconnects: 0,
+        latency_ms: expect.any(Number),
+        caption_qa: { posted: 0, failed: 2 },
+        alerts: { raised: 0, failed: 0 },
+        timestamp: expect.any(Number),
+      });
+      await run.stop();
+      const ended = await reports.waitFor((m) => m.payload.event === 'ended');
+      expect(ended.payload.session).toBe(failing.payload.session);
+    } finally {
+      receiver.status = 200;
+      await reports.close();
+    }
   }, 60_000);
 });

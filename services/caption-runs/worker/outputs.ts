@@ -1,23 +1,18 @@
 import type { Logger } from '../../lib/log/index.js';
 import { outboundRequest, UNRESTRICTED } from '../../lib/outbound/index.js';
 
-/** Publishes a run's results on MQTT (QoS 1); resolves once the broker acknowledged. */
+/** Publishes a run's results on MQTT. */
 export interface CaptionPublisher {
+  /** A caption (QoS 1); resolves once the broker acknowledged. */
   publish(topic: string, payload: string): Promise<void>;
+  /** The run's figures (QoS 0, not awaited: each report carries the totals, so a lost one costs nothing lasting). */
+  report(topic: string, payload: string): void;
 }
 
 /** An HTTP endpoint the worker posts JSON to (caption-qa's embeddings, alert-dispatch's alerts). */
 export interface JsonTarget {
   url: string;
   timeoutMs: number;
-}
-
-/** Counts of what went out of the worker and what failed, per output. */
-export interface OutputCounters {
-  embeddingsPosted: number;
-  embeddingFailures: number;
-  alertsRaised: number;
-  alertFailures: number;
 }
 
 /**
