@@ -1,6 +1,7 @@
 import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { createHttpApp, type HttpApp } from '../lib/http/index.js';
 import type { Logger } from '../lib/log/index.js';
+import type { SharedState } from '../lib/shared-state/index.js';
 import type { CaptionRunsConfig } from './config.js';
 import { captionRunsErrorStyle } from './errors.js';
 import { detectionModelsRoute, pipelinesRoute, vlmModelsRoute } from './routes/catalog-routes.js';
@@ -29,12 +30,14 @@ export interface CaptionRunsDeps {
   relay: MetadataRelay;
   /** Host resolution for CAPTION_RUNS_RTSP_ALLOW (default: the system resolver). */
   resolveHost?: HostResolver;
+  /** Where starts claim their stream (Redis with ARGUS_REDIS_URL: every replica; default: this process's memory). */
+  sharedState?: SharedState;
 }
 
 /** Builds the caption-runs Koa app (no listen). */
 export function createApp(deps: CaptionRunsDeps): HttpApp {
   const { config, logger } = deps;
-  const runs = new CaptionRuns(deps.controlPlane);
+  const runs = new CaptionRuns(deps.controlPlane, deps.sharedState);
   return createHttpApp({
     info: {
       title: 'Argus live caption runs',

@@ -3,6 +3,7 @@ import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { listen, type StopOptions } from '../lib/http/index.js';
 import { createLogger, type Logger } from '../lib/log/index.js';
 import { shownBrokerUrl } from '../lib/mqtt/index.js';
+import { openSharedState } from '../lib/shared-state/index.js';
 import { createApp } from './app.js';
 import { loadCaptionRunsConfig, type CaptionRunsConfig } from './config.js';
 import { MetricsSocket } from './metrics/metrics-socket.js';
@@ -52,12 +53,22 @@ export async function startCaptionRunsFrom(
     for (const step of [...cleanup].reverse()) await step().catch(() => undefined);
   };
   try {
+    // With ARGUS_REDIS_URL, starts claim their stream across replicas (an unreachable Redis stops start-up).
+    const redisUrl = platform.redisUrl;
+    const sharedState = redisUrl
+      ? await openSharedState(
+          { backend: 'redis', url: redisUrl, namespace: 'argus:caption-runs:', clientName: 'argus-caption-runs' },
+          (error) => log.debug('shared state connection error', { error: error.message }),
+        )
+      : undefined;
+    if (sharedState) cleanup.push(() => sharedState.close());
     const relay = new MetadataRelay(config.relay);
     cleanup.push(async () => relay.close());
     const { app, metrics } = createApp({
       logger: log,
       controlPlane,
       relay,
+      sharedState,
       config: { ...config, modelsDir: platform.modelsDir },
     });
     // Every run's figures, from its worker's reports on MQTT wherever it runs: on /metrics and the metrics WebSocket.
@@ -90,6 +101,7 @@ export async function startCaptionRunsFrom(
       alert_dispatch: config.alertsUrl ?? null,
       media_root: config.mediaRoot ?? null,
       rtsp_allow: config.rtspAllow?.entries ?? null,
+      shared_state: sharedState?.backend ?? 'memory',
     });
     let closing: Promise<void> | undefined;
     return {

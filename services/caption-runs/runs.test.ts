@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { AllowList } from '../lib/outbound/index.js';
+import { RedisSharedState } from '../lib/shared-state/index.js';
+import { REDIS_SERVER, startRedisServer } from '../lib/shared-state/testing/redis-server.js';
 import { OFFLINE_CAPTIONER } from './catalog/pipelines.js';
 import type { VlmConfig } from './config.js';
 import { runResourceName } from './runs/run-ids.js';
@@ -296,6 +298,36 @@ describe('starting runs', () => {
     expect((await fetch(`${runs.api}/generate_captions_alerts/lobby`, { method: 'DELETE' })).status).toBe(200);
     expect((await post(runs, { rtspUrl: 'rtsp://127.0.0.1/a' })).status).toBe(200);
   });
+
+  (REDIS_SERVER ? it : it.skip)(
+    `refuses the same stream started on two replicas at once: one run, the others 409 (Redis shared state)${REDIS_SERVER ? '' : ' — skipped: no redis-server'}`,
+    async () => {
+      const redis = await startRedisServer();
+      const states = await Promise.all(
+        ['a', 'b'].map(
+          (name) =>
+            new RedisSharedState({ url: redis.url, namespace: 'argus:caption-runs:', clientName: `replica-${name}` }),
+        ),
+      );
+      try {
+        await Promise.all(states.map((state) => state.ready()));
+        const runs = await serve({ sharedState: states[0] });
+        const apis = [runs.api, await runs.replica(states[1])];
+        const racing = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            sendJson(`${apis[i % 2]}/generate_captions_alerts`, { rtspUrl: 'rtsp://127.0.0.1/shared' }).then(
+              (r) => r.status,
+            ),
+          ),
+        );
+        expect(racing.sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+        expect(await (await fetch(`${apis[1]}/generate_captions_alerts`)).json()).toHaveLength(1);
+      } finally {
+        await Promise.all(states.map((state) => state.close()));
+        await redis.stop();
+      }
+    },
+  );
 });
 
 describe('reading and stopping runs', () => {

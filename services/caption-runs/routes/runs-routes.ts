@@ -12,7 +12,14 @@ import { listDetectionModels } from '../catalog/detection-models.js';
 import { findPipeline, OFFLINE_CAPTIONER, pipelineOfType, type PipelineInfo } from '../catalog/pipelines.js';
 import type { VlmConfig } from '../config.js';
 import { RUN_NOT_FOUND } from '../errors.js';
-import { CaptionRuns, DuplicateRunError, RunNameTakenError, type NewRunSpec } from '../runs/caption-runs.js';
+import { SharedStateUnavailableError } from '../../lib/shared-state/index.js';
+import {
+  CaptionRuns,
+  DuplicateRunError,
+  RunNameTakenError,
+  StartBusyError,
+  type NewRunSpec,
+} from '../runs/caption-runs.js';
 import { runRequestSchema, type RunRequest } from '../runs/run-request.js';
 import { runSchema, runView } from '../runs/run-view.js';
 import { resolveStreamSource, StreamSourceError, type HostResolver } from '../runs/stream-source.js';
@@ -120,11 +127,18 @@ export function runRoutes(deps: RunRoutesDeps): RouteSpec[] {
         200: { description: 'The run, status starting', schema: runSchema },
         409: { description: 'The stream already runs under this pipeline (the detail names the run)' },
         422: { description: 'Every invalid field, FastAPI style: `{detail: [{loc, msg, type}]}`' },
+        503: { description: 'Another start of the stream held it too long, or the shared state (Redis) is down' },
       },
-      mapError: (error) =>
-        error instanceof DuplicateRunError || error instanceof RunNameTakenError
-          ? new HttpError(409, error.message)
-          : undefined,
+      mapError: (error) => {
+        if (error instanceof DuplicateRunError || error instanceof RunNameTakenError) {
+          return new HttpError(409, error.message);
+        }
+        if (error instanceof StartBusyError) return new HttpError(503, error.message);
+        if (error instanceof SharedStateUnavailableError) {
+          return new HttpError(503, 'The shared state of the replicas is unavailable; try again');
+        }
+        return undefined;
+      },
       handler: async (ctx) => {
         const spec = await resolveRun(ctx.state.body, deps);
         const run = await runs.start(spec);

@@ -8,6 +8,7 @@ import { loadControllerSettings } from '../../../operator/config.js';
 import { openEmbeddedControlPlane, type ControlPlaneHandle } from '../../../operator/embedded-control-plane.js';
 import { DEFAULT_MODEL_NAMES } from '../../lib/inference/index.js';
 import { createLogger, type Logger } from '../../lib/log/index.js';
+import type { SharedState } from '../../lib/shared-state/index.js';
 import { createApp, type CaptionRunsDeps } from '../app.js';
 import { MetadataRelay, type RelayTimers } from '../relay/metadata-relay.js';
 
@@ -22,6 +23,11 @@ export interface ServedRuns {
   logger: Logger;
   /** Serves the app again over a control plane reopened on the same data dir (a restart of the process). */
   restart(): Promise<void>;
+  /**
+   * Serves another replica of the app over the same control plane (the resources every replica shares), this one and
+   * the first starting runs through `sharedState`'s claims; answers its API root. Closed with the first.
+   */
+  replica(sharedState: SharedState): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -35,6 +41,7 @@ export async function serveRuns(
   overrides: {
     config?: Partial<CaptionRunsDeps['config']>;
     resolveHost?: CaptionRunsDeps['resolveHost'];
+    sharedState?: SharedState;
     relay?: { bufferMessages?: number; idleMs?: number; timers?: RelayTimers; clock?: () => number };
   } = {},
 ): Promise<ServedRuns> {
@@ -53,11 +60,17 @@ export async function serveRuns(
       relay,
       config: { modelsDir, defaultDetector: DEFAULT_MODEL_NAMES.detector, ...overrides.config },
       resolveHost: overrides.resolveHost,
+      sharedState: overrides.sharedState,
     });
     server = http.createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   };
+  const replicas: http.Server[] = [];
   const stop = async () => {
+    for (const replica of replicas.splice(0)) {
+      replica.closeAllConnections();
+      await new Promise<void>((resolve) => replica.close(() => resolve()));
+    }
     relay.close();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -79,6 +92,20 @@ export async function serveRuns(
       await stop();
       await start();
       setUrls();
+    },
+    replica: async (sharedState) => {
+      const { app } = createApp({
+        logger,
+        controlPlane: plane.controlPlane,
+        relay: new MetadataRelay({ bufferMessages: 64, idleMs: 1000, ...overrides.relay }),
+        config: { modelsDir, defaultDetector: DEFAULT_MODEL_NAMES.detector, ...overrides.config },
+        resolveHost: overrides.resolveHost,
+        sharedState,
+      });
+      const replica = http.createServer(app.callback());
+      replicas.push(replica);
+      await new Promise<void>((resolve) => replica.listen(0, '127.0.0.1', resolve));
+      return `http://127.0.0.1:${(replica.address() as AddressInfo).port}/api`;
     },
     close: async () => {
       await stop();
