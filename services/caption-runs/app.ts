@@ -12,6 +12,7 @@ import type { MetadataRelay } from './relay/metadata-relay.js';
 import { runRoutes } from './routes/runs-routes.js';
 import { CaptionRuns, runIdOf } from './runs/caption-runs.js';
 import { runState } from './runs/run-view.js';
+import type { CredentialSealer } from './runs/stream-credentials.js';
 import type { HostResolver } from './runs/stream-source.js';
 
 /** Base path of every route (the contract's `/api`). */
@@ -32,6 +33,8 @@ export interface CaptionRunsDeps {
   resolveHost?: HostResolver;
   /** Where starts claim their stream (Redis with ARGUS_REDIS_URL: every replica; default: this process's memory). */
   sharedState?: SharedState;
+  /** Seals the streams' passwords into their runs; undefined: a URL with a password is refused. */
+  credentials?: CredentialSealer;
 }
 
 /** Builds the caption-runs Koa app (no listen). */
@@ -79,6 +82,7 @@ export function createApp(deps: CaptionRunsDeps): HttpApp {
         mediaRoot: config.mediaRoot,
         rtspAllow: config.rtspAllow,
         resolveHost: deps.resolveHost,
+        credentials: deps.credentials,
       }),
     ],
   });

@@ -55,6 +55,8 @@ export interface CaptionRunsConfig {
   relay: { bufferMessages: number; idleMs: number };
   /** Time between metrics WebSocket frames. */
   metricsIntervalMs: number;
+  /** CAPTION_RUNS_CREDENTIALS_KEY: seals RTSP passwords in CaptionRuns; undefined: a key file under the data dir. */
+  credentialsKey?: string;
 }
 
 const OWNED_PREFIXES = ['CAPTION_RUNS_', 'VLM_'];
@@ -84,6 +86,7 @@ interface CaptionRunsEnv extends PlatformEnv {
   CAPTION_RUNS_STREAM_BUFFER: number;
   CAPTION_RUNS_STREAM_IDLE_MS: number;
   CAPTION_RUNS_METRICS_INTERVAL_MS: number;
+  CAPTION_RUNS_CREDENTIALS_KEY?: string;
 }
 
 const schema = Joi.object<CaptionRunsEnv, true>({
@@ -113,6 +116,8 @@ const schema = Joi.object<CaptionRunsEnv, true>({
   CAPTION_RUNS_STREAM_BUFFER: Joi.number().integer().min(1).max(100_000).default(256),
   CAPTION_RUNS_STREAM_IDLE_MS: Joi.number().integer().min(10).max(600_000).default(1000),
   CAPTION_RUNS_METRICS_INTERVAL_MS: Joi.number().integer().min(100).max(600_000).default(1000),
+  // The service and the caption workers must share it: in the cluster from one Secret in both pods' environment.
+  CAPTION_RUNS_CREDENTIALS_KEY: Joi.string().min(32).max(1024),
 });
 
 /** What caption-runs reads from the environment, and the prefixes it owns (VLM_* shared with frame-analysis). */
@@ -151,5 +156,6 @@ export function loadCaptionRunsConfig(env: NodeJS.ProcessEnv): CaptionRunsConfig
     },
     relay: { bufferMessages: c.CAPTION_RUNS_STREAM_BUFFER, idleMs: c.CAPTION_RUNS_STREAM_IDLE_MS },
     metricsIntervalMs: c.CAPTION_RUNS_METRICS_INTERVAL_MS,
+    credentialsKey: c.CAPTION_RUNS_CREDENTIALS_KEY,
   };
 }

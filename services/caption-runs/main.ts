@@ -11,6 +11,7 @@ import { RunMetrics } from './metrics/run-metrics.js';
 import { SYSTEM_TIMERS } from './relay/metadata-relay.js';
 import { MetadataRelay } from './relay/metadata-relay.js';
 import { connectRelay } from './relay/mqtt-relay-source.js';
+import { openCredentialSealer } from './runs/stream-credentials.js';
 import { openWorkerRuntime } from './worker/worker-runtime.js';
 
 /** A running caption-runs service. */
@@ -62,6 +63,12 @@ export async function startCaptionRunsFrom(
         )
       : undefined;
     if (sharedState) cleanup.push(() => sharedState.close());
+    // Embedded, the key file under the data dir is made on first start; in the cluster the key must be configured.
+    const credentials = await openCredentialSealer({
+      secret: config.credentialsKey,
+      dataDir: platform.dataDir,
+      create: platform.controlPlane === 'embedded',
+    });
     const relay = new MetadataRelay(config.relay);
     cleanup.push(async () => relay.close());
     const { app, metrics } = createApp({
@@ -69,6 +76,7 @@ export async function startCaptionRunsFrom(
       controlPlane,
       relay,
       sharedState,
+      credentials,
       config: { ...config, modelsDir: platform.modelsDir },
     });
     // Every run's figures, from its worker's reports on MQTT wherever it runs: on /metrics and the metrics WebSocket.
@@ -76,7 +84,7 @@ export async function startCaptionRunsFrom(
     const clientId = `argus-caption-runs-relay-${process.pid}-${Date.now()}`;
     const source = connectRelay(mqttBroker, relay, log, clientId, runMetrics);
     cleanup.push(() => source.close());
-    const runtime = openWorkerRuntime(config, controlPlane.resources, log, mqttBroker);
+    const runtime = openWorkerRuntime(config, controlPlane.resources, log, mqttBroker, credentials);
     cleanup.push(() => runtime.close());
     const socket = new MetricsSocket(runMetrics, {
       intervalMs: config.metricsIntervalMs,
@@ -102,6 +110,7 @@ export async function startCaptionRunsFrom(
       media_root: config.mediaRoot ?? null,
       rtsp_allow: config.rtspAllow?.entries ?? null,
       shared_state: sharedState?.backend ?? 'memory',
+      stream_passwords: credentials ? 'sealed' : 'refused (no CAPTION_RUNS_CREDENTIALS_KEY)',
     });
     let closing: Promise<void> | undefined;
     return {

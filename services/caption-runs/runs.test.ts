@@ -192,10 +192,33 @@ describe('starting runs', () => {
       ],
     });
     expect(run.runId).toMatch(/^[0-9a-f]{10}$/);
-    // The camera's password is stored for the worker but never shown.
+    // The camera's password is kept for the worker, sealed, and never shown.
     expect(run.rtspUrl).toBe('rtsps://user:***@10.0.0.7/stream1');
     const listed = await (await fetch(`${runs.api}/generate_captions_alerts`)).text();
     expect(listed).not.toContain('pa55');
+    const stored = await runs.plane.controlPlane.resources.get('CaptionRun', 'default', runResourceName(run.runId));
+    expect(JSON.stringify(stored)).not.toContain('pa55');
+    expect(stored?.spec).toMatchObject({
+      rtspUrl: 'rtsps://user@10.0.0.7/stream1',
+      rtspPassword: expect.stringMatching(/^v1:[A-Za-z0-9_-]+$/),
+    });
+    expect(runs.credentials!.open(stored!.spec.rtspPassword!, stored!.spec.rtspUrl)).toBe('pa55');
+  });
+
+  it('refuses a password in rtspUrl where no key can seal it (a cluster without CAPTION_RUNS_CREDENTIALS_KEY)', async () => {
+    const runs = await serve({ credentials: null });
+    const refused = await post(runs, { rtspUrl: 'rtsp://user:pa55@10.0.0.7/stream1' });
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toEqual({
+      detail: [
+        {
+          loc: ['body', 'rtspUrl'],
+          msg: expect.stringContaining('CAPTION_RUNS_CREDENTIALS_KEY'),
+          type: expect.any(String),
+        },
+      ],
+    });
+    expect((await post(runs, { rtspUrl: 'rtsp://user@10.0.0.7/stream1' })).status).toBe(200);
   });
 
   it('answers 422 naming every invalid field at once', async () => {

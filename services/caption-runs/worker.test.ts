@@ -96,6 +96,7 @@ function deps(store: ResourceStore): CaptionWorkerDeps {
     vlm: (model) => new ChatCompletionsClient({ baseUrl: vlm.baseUrl, model, timeoutMs: 5000 }),
     vlmSettings: { temperature: 0, imageMaxSide: 128 },
     publisher,
+    credentials: runs.credentials,
     captionQa: { url: `${receiver.url}/api/embeddings`, timeoutMs: 5000 },
     alerts: { url: `${receiver.url}/api/v1/alerts`, timeoutMs: 5000 },
     timing: TIMING,
@@ -228,7 +229,9 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
     const source = connectRelay(broker.url, runs.relay, runs.logger, 'worker-test-relay');
     await source.subscribed;
     const stream = await readSse(`${runs.api}/generate_captions_alerts/metadata-stream`);
-    const run = await startRun({ rtspUrl: camera.url, runName: 'relayed', frameRate: 4, modelName: OFFLINE });
+    // With a login (the test camera asks for none): the sealed password is opened by the worker and the stream read.
+    const withLogin = camera.url.replace('rtsp://', 'rtsp://viewer:s3cret@');
+    const run = await startRun({ rtspUrl: withLogin, runName: 'relayed', frameRate: 4, modelName: OFFLINE });
     try {
       const captions = async () => {
         for (let count = 1; ; count++) {

@@ -13,6 +13,7 @@ import { findPipeline, OFFLINE_CAPTIONER, pipelineOfType, type PipelineInfo } fr
 import type { VlmConfig } from '../config.js';
 import { RUN_NOT_FOUND } from '../errors.js';
 import { SharedStateUnavailableError } from '../../lib/shared-state/index.js';
+import { splitPassword, type CredentialSealer } from '../runs/stream-credentials.js';
 import {
   CaptionRuns,
   DuplicateRunError,
@@ -35,6 +36,8 @@ export interface RunRoutesDeps {
   rtspAllow?: AllowList;
   /** Host resolution for CAPTION_RUNS_RTSP_ALLOW (tests inject one). */
   resolveHost?: HostResolver;
+  /** Seals a stream's password into its run; undefined (a cluster without CAPTION_RUNS_CREDENTIALS_KEY): refused. */
+  credentials?: CredentialSealer;
 }
 
 const BASE = '/generate_captions_alerts';
@@ -92,9 +95,20 @@ async function resolveRun(body: RunRequest, deps: RunRoutesDeps): Promise<NewRun
     if (!(error instanceof StreamSourceError)) throw error;
     issues.push(issue('rtspUrl', `rtspUrl ${error.message}`));
   }
+  // The password never reaches the resource in the clear: sealed for the URL without it (the user name is kept).
+  const { url: rtspUrl, password } = splitPassword(body.rtspUrl);
+  if (password !== undefined && !deps.credentials) {
+    issues.push(
+      issue(
+        'rtspUrl',
+        'rtspUrl with a password needs CAPTION_RUNS_CREDENTIALS_KEY (shared by the service and its workers)',
+      ),
+    );
+  }
   if (issues.length > 0) throw new RequestValidationError(issues);
   return {
-    rtspUrl: body.rtspUrl,
+    rtspUrl,
+    ...(password !== undefined ? { rtspPassword: deps.credentials!.seal(password, rtspUrl) } : {}),
     prompt: body.prompt,
     modelName,
     pipelineName: pipeline.pipeline_name,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,6 +12,7 @@ import { createLogger, type Logger } from '../../lib/log/index.js';
 import type { SharedState } from '../../lib/shared-state/index.js';
 import { createApp, type CaptionRunsDeps } from '../app.js';
 import { MetadataRelay, type RelayTimers } from '../relay/metadata-relay.js';
+import { CredentialSealer } from '../runs/stream-credentials.js';
 
 /** A served app on 127.0.0.1 over an embedded control plane under a temp dir, and its parts. */
 export interface ServedRuns {
@@ -20,6 +22,8 @@ export interface ServedRuns {
   plane: ControlPlaneHandle;
   /** The app's relay: tests hand it MQTT messages (or connect it to a broker). */
   relay: MetadataRelay;
+  /** What sealed the runs' stream passwords (workers in tests open them with it); undefined when refused. */
+  credentials?: CredentialSealer;
   logger: Logger;
   /** Serves the app again over a control plane reopened on the same data dir (a restart of the process). */
   restart(): Promise<void>;
@@ -42,6 +46,8 @@ export async function serveRuns(
     config?: Partial<CaptionRunsDeps['config']>;
     resolveHost?: CaptionRunsDeps['resolveHost'];
     sharedState?: SharedState;
+    /** null: no key (a cluster without CAPTION_RUNS_CREDENTIALS_KEY); default: a random key. */
+    credentials?: CredentialSealer | null;
     relay?: { bufferMessages?: number; idleMs?: number; timers?: RelayTimers; clock?: () => number };
   } = {},
 ): Promise<ServedRuns> {
@@ -51,6 +57,8 @@ export async function serveRuns(
   let plane: ControlPlaneHandle;
   let server: http.Server;
   let relay: MetadataRelay;
+  const credentials =
+    overrides.credentials === null ? undefined : (overrides.credentials ?? new CredentialSealer(randomBytes(32)));
   const start = async () => {
     plane = await openTestControlPlane(dataDir, logger);
     relay = new MetadataRelay({ bufferMessages: 64, idleMs: 1000, ...overrides.relay });
@@ -61,6 +69,7 @@ export async function serveRuns(
       config: { modelsDir, defaultDetector: DEFAULT_MODEL_NAMES.detector, ...overrides.config },
       resolveHost: overrides.resolveHost,
       sharedState: overrides.sharedState,
+      credentials,
     });
     server = http.createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -82,6 +91,7 @@ export async function serveRuns(
     api: '',
     dataDir,
     logger,
+    credentials,
     get plane() {
       return plane;
     },
@@ -101,6 +111,7 @@ export async function serveRuns(
         config: { modelsDir, defaultDetector: DEFAULT_MODEL_NAMES.detector, ...overrides.config },
         resolveHost: overrides.resolveHost,
         sharedState,
+        credentials,
       });
       const replica = http.createServer(app.callback());
       replicas.push(replica);

@@ -10,6 +10,7 @@ import { OFFLINE_CAPTIONER } from '../catalog/pipelines.js';
 import { runIdOf } from '../runs/caption-runs.js';
 import type { RunReport } from '../metrics/run-report.js';
 import { metricsTopic, mqttTopic } from '../runs/run-ids.js';
+import { UnsealError, withPassword, type CredentialSealer } from '../runs/stream-credentials.js';
 import { resolveStreamSource, type HostResolver, type StreamSource } from '../runs/stream-source.js';
 import { matchRules } from './alert-rules.js';
 import { offlineCaptioner, vlmCaptioner, type Captioner, type VisionModel } from './captioners.js';
@@ -55,6 +56,8 @@ export interface CaptionWorkerDeps {
   /** alert-dispatch's `/api/v1/alerts` (alert rules); undefined: rules are not raised (logged once per run). */
   alerts?: JsonTarget;
   mediaRoot?: string;
+  /** Opens the runs' sealed stream passwords; undefined: a run with one fails, saying why. */
+  credentials?: CredentialSealer;
   rtspAllow?: AllowList;
   resolveHost?: HostResolver;
   timing?: WorkerTiming;
@@ -188,7 +191,7 @@ class RunLoop {
     let captioner: Captioner;
     let detector: Detector | undefined;
     try {
-      source = await resolveStreamSource(spec.rtspUrl, {
+      source = await resolveStreamSource(this.streamUrl(), {
         mediaRoot: this.deps.mediaRoot,
         allow: this.deps.rtspAllow,
         resolve: this.deps.resolveHost,
@@ -208,6 +211,21 @@ class RunLoop {
       return this.finish('Failed', error.message);
     }
     await this.stream(source, captioner, detector);
+  }
+
+  /** The stream's URL with its password opened (RunFailure when it cannot be). */
+  private streamUrl(): string {
+    const { rtspUrl, rtspPassword } = this.resource.spec;
+    if (rtspPassword === undefined) return rtspUrl;
+    if (!this.deps.credentials) {
+      throw new RunFailure('the stream password is sealed but CAPTION_RUNS_CREDENTIALS_KEY is not set here');
+    }
+    try {
+      return withPassword(rtspUrl, this.deps.credentials.open(rtspPassword, rtspUrl));
+    } catch (error) {
+      if (error instanceof UnsealError) throw new RunFailure(error.message);
+      throw error;
+    }
   }
 
   private captioner(): Captioner {

@@ -4,6 +4,7 @@ import { ChatCompletionsClient } from '../../lib/llm/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import { bundledFfmpegPaths } from '../../lib/media/index.js';
 import type { CaptionRunsConfig } from '../config.js';
+import type { CredentialSealer } from '../runs/stream-credentials.js';
 import { captionRunWorker, type WorkerTiming } from './caption-worker.js';
 import { mqttCaptionPublisher } from './mqtt-publisher.js';
 
@@ -34,6 +35,7 @@ export function openWorkerRuntime(
   resources: ResourceStore,
   logger: Logger,
   brokerUrl: string,
+  credentials: CredentialSealer | undefined,
 ): WorkerRuntime {
   const { platform } = config;
   const publisher = mqttCaptionPublisher(brokerUrl, logger, `argus-caption-runs-${process.pid}-${Date.now()}`);
@@ -64,6 +66,7 @@ export function openWorkerRuntime(
       : undefined,
     alerts: config.alertsUrl ? { url: `${config.alertsUrl}/alerts`, timeoutMs: config.postTimeoutMs } : undefined,
     mediaRoot: config.mediaRoot,
+    credentials,
     rtspAllow: config.rtspAllow,
     timing: workerTiming(config.stream),
   });
