@@ -21,6 +21,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import mqtt from 'mqtt';
 import { ensureDefaultModels } from '../test/support/models.js';
 import { startTestBroker, subscribe } from '../test/support/mqtt-broker.js';
@@ -200,11 +201,15 @@ export default async function run(): Promise<void> {
     // The bare detector again while the runs caption (one call every 2 s): what detection costs under the same load.
     const loadedTimes: number[] = [];
     const load = os.loadavg()[0];
+    // How long this process waited to run (the service, the workers and every subscriber share its event loop).
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     while (Date.now() - started < MEASURE_MS) {
       loadedTimes.push(await bareModel.time());
       await new Promise((resolve) => setTimeout(resolve, 2000));
     }
     const loaded = latencyStats(loadedTimes);
+    loopDelay.disable();
     const measured = captions.messages.filter((m) => typeof m.payload?.metadata?.latency_ms === 'number');
     const relayed = relayDelays.slice(relayFrom);
     const bare = latencyStats(bareDelays.slice(bareFrom));
@@ -231,7 +236,9 @@ export default async function run(): Promise<void> {
     console.log(
       `relay publish → SSE receipt, ${SUBSCRIBERS} subscribers, ${relayed.length} deliveries: ` +
         `p50 ${ms(relay.p50)}, p99 ${ms(relay.p99)} (target p99 < 50 ms); ` +
-        `a bare MQTT subscriber's publish → receipt in the same run: p50 ${ms(bare.p50)}, p99 ${ms(bare.p99)}`,
+        `a bare MQTT subscriber's publish → receipt in the same run: p50 ${ms(bare.p50)}, p99 ${ms(bare.p99)} ` +
+        `(${(relay.p99 / bare.p99).toFixed(2)}× at p99); this process's event-loop delay meanwhile: ` +
+        `p50 ${ms(loopDelay.percentile(50) / 1e6)}, p99 ${ms(loopDelay.percentile(99) / 1e6)}`,
     );
   } finally {
     for (const reader of readers) reader.close();

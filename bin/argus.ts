@@ -119,6 +119,7 @@ async function serve(names: string[]): Promise<void> {
   // One MQTT broker for the services that use one (MQTT_BROKER, else embedded here): what one publishes, all see.
   const broker = services.some(({ entry }) => entry.mqtt) ? await openProcessBroker(mqtt) : undefined;
   const started: StartedService[] = [];
+  const peers: Record<string, string> = {};
   // One deadline for every service, from the signal: they stop side by side.
   onShutdownSignal(
     logger,
@@ -141,8 +142,10 @@ async function serve(names: string[]): Promise<void> {
         logger: serviceLogger,
         controlPlane: plane.controlPlane,
         mqttBroker: entry.mqtt ? broker?.url : undefined,
+        peers: { ...peers },
       }),
     );
+    peers[name] = started[started.length - 1].url;
   }
   // Controllers start once every service registered its workers, so no workload waits for a missing one.
   await plane.startControllers();

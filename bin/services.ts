@@ -21,6 +21,8 @@ export interface StartContext {
    * entry says `mqtt`; undefined for the others.
    */
   mqttBroker?: string;
+  /** Root URLs of the services this process started before this one, by name (`argus up`: its own peers). */
+  peers?: Record<string, string>;
 }
 
 /**
@@ -94,8 +96,21 @@ export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
     return entry({
       settings: captionRunsSettings,
       loadConfig: loadCaptionRunsConfig,
-      start: (config, { logger, controlPlane, mqttBroker }) =>
-        startCaptionRunsFrom(config, controlPlane, mqttBroker!, logger),
+      // Without their URLs set, captions go to this process's caption-qa and alert rules to its alert-dispatch.
+      start: (config, { logger, controlPlane, mqttBroker, peers = {} }) => {
+        const broker = mqttBroker ?? config.mqttBroker;
+        if (!broker) throw new Error('caption-runs needs an MQTT broker: MQTT_BROKER, or the one argus embeds');
+        return startCaptionRunsFrom(
+          {
+            ...config,
+            captionQaUrl: config.captionQaUrl ?? (peers['caption-qa'] && `${peers['caption-qa']}/api`),
+            alertsUrl: config.alertsUrl ?? (peers['alert-dispatch'] && `${peers['alert-dispatch']}/api/v1`),
+          },
+          controlPlane,
+          broker,
+          logger,
+        );
+      },
       mqtt: true,
     });
   },

@@ -1,5 +1,13 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mqtt from 'mqtt';
+import {
+  rtspServerUnavailable,
+  startRtspServer,
+  type RtspServer,
+} from '../services/caption-runs/testing/rtsp-server.js';
 import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
 import { readSse } from '../services/caption-runs/testing/sse-reader.js';
 import { startArgusUp, type RunningArgusUp } from './support/argus-process.js';
@@ -8,14 +16,26 @@ import { subscribe } from './support/mqtt-broker.js';
 let up: RunningArgusUp;
 /** The broker `argus up` embeds (MQTT_BROKER unset). */
 let brokerUrl: string;
+let configDir: string;
+const unavailable = rtspServerUnavailable();
+if (unavailable) console.warn(`the caption run under argus up is skipped: ${unavailable}`);
 
 beforeAll(async () => {
-  up = await startArgusUp(['alert-dispatch', 'caption-runs'], await multiPoseModelsDir());
+  // alert-dispatch publishes the caption run's alerts (rule door-watch) on MQTT.
+  configDir = await mkdtemp(path.join(os.tmpdir(), 'argus-up-mqtt-'));
+  const subscriptions = path.join(configDir, 'subscriptions.yaml');
+  await writeFile(subscriptions, 'subscriptions:\n  - alert_name: door-watch\n    tools: [publish_mqtt]\n');
+  up = await startArgusUp(['alert-dispatch', 'caption-runs'], await multiPoseModelsDir(), {
+    ALERT_SUBSCRIPTIONS_FILE: subscriptions,
+  });
   const ready = await up.process.waitForRecord((r) => r.message === 'argus is up');
   brokerUrl = /^embedded \((mqtt:\/\/127\.0\.0\.1:\d+)\)$/.exec(String(ready.mqtt))![1];
 }, 180_000);
 
-afterAll(() => up?.stop());
+afterAll(async () => {
+  await up?.stop();
+  await rm(configDir, { recursive: true, force: true });
+});
 
 describe('argus up without MQTT_BROKER: one embedded broker for alert-dispatch and caption-runs', () => {
   it('alert-dispatch’s publish_mqtt and caption-runs’ relay use the broker the process names', async () => {
@@ -49,4 +69,35 @@ describe('argus up without MQTT_BROKER: one embedded broker for alert-dispatch a
       await alerts.close();
     }
   }, 60_000);
+
+  (unavailable ? it.skip : it)(
+    'a caption run’s alert rule reaches this process’s alert-dispatch (no URL configured), which publishes it there',
+    async () => {
+      const camera: RtspServer = await startRtspServer();
+      const alerts = await subscribe(brokerUrl, 'argus/alerts/#');
+      const api = `${up.roots['caption-runs']}/api/generate_captions_alerts`;
+      try {
+        const response = await fetch(api, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            rtspUrl: camera.url,
+            runName: 'front door',
+            frameRate: 2,
+            frameWidth: 160,
+            frameHeight: 120,
+            alerts: [{ name: 'door-watch', captionContains: 'offline caption' }],
+          }),
+        });
+        expect(response.status).toBe(200);
+        const alert = await alerts.waitFor((m) => m.topic === 'argus/alerts/front_door');
+        expect(alert.payload).toMatchObject({ event: 'alert', source_id: 'front_door', alert_name: 'door-watch' });
+      } finally {
+        await fetch(`${api}/front_door`, { method: 'DELETE' });
+        await alerts.close();
+        await camera.stop();
+      }
+    },
+    90_000,
+  );
 });
