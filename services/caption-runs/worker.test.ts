@@ -225,29 +225,40 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
     expect(new Set(perChunk).size).toBe(perChunk.length);
   }, 60_000);
 
-  it('start → captions on MQTT and on the SSE stream of the relay → stop', async () => {
+  it('start → two runs’ captions multiplexed on one SSE stream of the relay → stop', async () => {
     const source = connectRelay(broker.url, runs.relay, runs.logger, 'worker-test-relay');
     await source.subscribed;
     const stream = await readSse(`${runs.api}/generate_captions_alerts/metadata-stream`);
     // With a login (the test camera asks for none): the sealed password is opened by the worker and the stream read.
     const withLogin = camera.url.replace('rtsp://', 'rtsp://viewer:s3cret@');
-    const run = await startRun({ rtspUrl: withLogin, runName: 'relayed', frameRate: 4, modelName: OFFLINE });
+    // The same camera under two pipelines: offline from detections, and the VLM.
+    const offline = await startRun({ rtspUrl: withLogin, runName: 'relayed', frameRate: 4, modelName: OFFLINE });
+    const described = await startRun({
+      rtspUrl: camera.url,
+      runName: 'described',
+      frameRate: 4,
+      modelName: 'fake-vlm',
+    });
     try {
-      const captions = async () => {
+      const envelopeOf = async (runId: string) => {
         for (let count = 1; ; count++) {
-          const messages = await stream.waitFor(count);
-          const found = messages.find((m) => m.runId === 'relayed');
+          const found = (await stream.waitFor(count)).find((m) => m.runId === runId);
           if (found) return found;
         }
       };
-      const envelope = await captions();
-      expect(envelope).toEqual({
+      expect(await envelopeOf('relayed')).toEqual({
         runId: 'relayed',
         data: expect.objectContaining({ result: expect.stringContaining('Offline caption'), img_format: 'jpeg' }),
         received_at: expect.any(Number),
       });
+      expect(await envelopeOf('described')).toEqual({
+        runId: 'described',
+        data: expect.objectContaining({ result: 'A ball bounces across a grey screen.', model: 'fake-vlm' }),
+        received_at: expect.any(Number),
+      });
     } finally {
-      await run.stop();
+      await offline.stop();
+      await described.stop();
       await stream.close();
       await source.close();
     }
