@@ -117,7 +117,9 @@ async function serve(names: string[]): Promise<void> {
     config: operatorConfig,
   });
   // One MQTT broker for the services that use one (MQTT_BROKER, else embedded here): what one publishes, all see.
-  const broker = services.some(({ entry }) => entry.mqtt) ? await openProcessBroker(mqtt) : undefined;
+  // In the cluster none is embedded: workers and replicas in other pods could not reach a broker in this one.
+  const wantsBroker = services.some(({ entry }) => entry.mqtt) && (mqtt.brokerUrl || cfg.controlPlane === 'embedded');
+  const broker = wantsBroker ? await openProcessBroker(mqtt) : undefined;
   const started: StartedService[] = [];
   const peers: Record<string, string> = {};
   // One deadline for every service, from the signal: they stop side by side.

@@ -97,20 +97,17 @@ export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
       settings: captionRunsSettings,
       loadConfig: loadCaptionRunsConfig,
       // Without their URLs set, captions go to this process's caption-qa and alert rules to its alert-dispatch.
-      start: (config, { logger, controlPlane, mqttBroker, peers = {} }) => {
-        const broker = mqttBroker ?? config.mqttBroker;
-        if (!broker) throw new Error('caption-runs needs an MQTT broker: MQTT_BROKER, or the one argus embeds');
-        return startCaptionRunsFrom(
+      start: (config, { logger, controlPlane, mqttBroker, peers = {} }) =>
+        startCaptionRunsFrom(
           {
             ...config,
             captionQaUrl: config.captionQaUrl ?? (peers['caption-qa'] && `${peers['caption-qa']}/api`),
             alertsUrl: config.alertsUrl ?? (peers['alert-dispatch'] && `${peers['alert-dispatch']}/api/v1`),
           },
           controlPlane,
-          broker,
+          mqttBroker ?? config.mqttBroker,
           logger,
-        );
-      },
+        ),
       mqtt: true,
     });
   },

@@ -35,6 +35,8 @@ export interface CaptionRunsDeps {
   sharedState?: SharedState;
   /** Seals the streams' passwords into their runs; undefined: a URL with a password is refused. */
   credentials?: CredentialSealer;
+  /** Whether runs can publish (a broker is configured); false: starts are refused 503 (default true). */
+  canPublish?: boolean;
 }
 
 /** Builds the caption-runs Koa app (no listen). */
@@ -62,7 +64,7 @@ export function createApp(deps: CaptionRunsDeps): HttpApp {
     basePath: API_BASE_PATH,
     jsonLimit: MAX_BODY_BYTES,
     routes: [
-      healthRoute(config.vlm?.model),
+      healthRoute(config.vlm?.model, deps.canPublish ?? true),
       vlmModelsRoute(config.vlm, logger),
       detectionModelsRoute(config.modelsDir),
       pipelinesRoute(),
@@ -83,6 +85,7 @@ export function createApp(deps: CaptionRunsDeps): HttpApp {
         rtspAllow: config.rtspAllow,
         resolveHost: deps.resolveHost,
         credentials: deps.credentials,
+        canPublish: deps.canPublish ?? true,
       }),
     ],
   });

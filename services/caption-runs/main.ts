@@ -29,7 +29,7 @@ export interface RunningCaptionRuns {
 export async function startCaptionRuns(
   env: NodeJS.ProcessEnv,
   controlPlane: ServiceControlPlane,
-  mqttBroker: string,
+  mqttBroker: string | undefined,
   logger?: Logger,
 ): Promise<RunningCaptionRuns> {
   return startCaptionRunsFrom(loadCaptionRunsConfig(env), controlPlane, mqttBroker, logger);
@@ -44,7 +44,7 @@ export async function startCaptionRuns(
 export async function startCaptionRunsFrom(
   config: CaptionRunsConfig,
   controlPlane: ServiceControlPlane,
-  mqttBroker: string,
+  mqttBroker: string | undefined,
   logger?: Logger,
 ): Promise<RunningCaptionRuns> {
   const { platform } = config;
@@ -77,22 +77,28 @@ export async function startCaptionRunsFrom(
       relay,
       sharedState,
       credentials,
+      canPublish: mqttBroker !== undefined,
       config: { ...config, modelsDir: platform.modelsDir },
     });
     // Every run's figures, from its worker's reports on MQTT wherever it runs: on /metrics and the metrics WebSocket.
     const runMetrics = new RunMetrics(metrics.registry, Date.now, relay);
-    const clientId = `argus-caption-runs-relay-${process.pid}-${Date.now()}`;
-    const source = connectRelay(mqttBroker, relay, log, clientId, runMetrics);
-    cleanup.push(() => source.close());
-    const runtime = openWorkerRuntime(config, controlPlane.resources, log, mqttBroker, credentials);
-    cleanup.push(() => runtime.close());
+    if (mqttBroker) {
+      const clientId = `argus-caption-runs-relay-${process.pid}-${Date.now()}`;
+      const source = connectRelay(mqttBroker, relay, log, clientId, runMetrics);
+      cleanup.push(() => source.close());
+      const runtime = openWorkerRuntime(config, controlPlane.resources, log, mqttBroker, credentials);
+      cleanup.push(() => runtime.close());
+      controlPlane.registerWorker(CAPTION_RUN_WORKER, runtime.worker);
+    } else {
+      // Only in the cluster (embedded, argus always gives one): its workers run in pods that need MQTT_BROKER too.
+      log.warn('no MQTT broker (MQTT_BROKER): starts are refused, the metadata stream carries status only');
+    }
     const socket = new MetricsSocket(runMetrics, {
       intervalMs: config.metricsIntervalMs,
       maxClients: 64,
       timers: SYSTEM_TIMERS,
     });
     cleanup.push(async () => socket.close());
-    controlPlane.registerWorker(CAPTION_RUN_WORKER, runtime.worker);
     const server = await listen(app, {
       port: config.port,
       host: config.host,
@@ -103,7 +109,7 @@ export async function startCaptionRunsFrom(
     socket.attach(server.server);
     log.info('caption runs ready', {
       url: server.url,
-      mqtt: shownBrokerUrl(mqttBroker),
+      mqtt: mqttBroker ? shownBrokerUrl(mqttBroker) : null,
       vlm: config.vlm?.model ?? null,
       caption_qa: config.captionQaUrl ?? null,
       alert_dispatch: config.alertsUrl ?? null,

@@ -205,6 +205,15 @@ describe('starting runs', () => {
     expect(runs.credentials!.open(stored!.spec.rtspPassword!, stored!.spec.rtspUrl)).toBe('pa55');
   });
 
+  it('refuses starts where no MQTT broker is configured (a cluster without MQTT_BROKER), and says so in health', async () => {
+    const runs = await serve({ canPublish: false });
+    const refused = await post(runs, { rtspUrl: 'rtsp://10.0.0.7/stream1' });
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toEqual({ detail: { message: expect.stringContaining('MQTT_BROKER') } });
+    expect((await (await fetch(`${runs.api}/health`)).json()).message).toContain('no MQTT broker configured');
+    expect(await (await fetch(`${runs.api}/generate_captions_alerts?state=all`)).json()).toEqual([]);
+  });
+
   it('refuses a password in rtspUrl where no key can seal it (a cluster without CAPTION_RUNS_CREDENTIALS_KEY)', async () => {
     const runs = await serve({ credentials: null });
     const refused = await post(runs, { rtspUrl: 'rtsp://user:pa55@10.0.0.7/stream1' });

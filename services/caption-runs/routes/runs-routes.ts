@@ -38,9 +38,14 @@ export interface RunRoutesDeps {
   resolveHost?: HostResolver;
   /** Seals a stream's password into its run; undefined (a cluster without CAPTION_RUNS_CREDENTIALS_KEY): refused. */
   credentials?: CredentialSealer;
+  /** False in a cluster without MQTT_BROKER: a run could publish nowhere, so starts are refused (503). */
+  canPublish: boolean;
 }
 
 const BASE = '/generate_captions_alerts';
+
+/** Why a start is refused where no broker is configured. */
+const NO_BROKER = 'No MQTT broker is configured (MQTT_BROKER): a run could not publish its captions';
 
 const runIdParams = Joi.object<{ run_id: string }, true>({
   run_id: Joi.string().required().description('The runId'),
@@ -141,7 +146,10 @@ export function runRoutes(deps: RunRoutesDeps): RouteSpec[] {
         200: { description: 'The run, status starting', schema: runSchema },
         409: { description: 'The stream already runs under this pipeline (the detail names the run)' },
         422: { description: 'Every invalid field, FastAPI style: `{detail: [{loc, msg, type}]}`' },
-        503: { description: 'Another start of the stream held it too long, or the shared state (Redis) is down' },
+        503: {
+          description:
+            'No MQTT broker is configured (a cluster without MQTT_BROKER), another start of the stream held it too long, or the shared state (Redis) is down',
+        },
       },
       mapError: (error) => {
         if (error instanceof DuplicateRunError || error instanceof RunNameTakenError) {
@@ -154,6 +162,7 @@ export function runRoutes(deps: RunRoutesDeps): RouteSpec[] {
         return undefined;
       },
       handler: async (ctx) => {
+        if (!deps.canPublish) throw new HttpError(503, NO_BROKER);
         const spec = await resolveRun(ctx.state.body, deps);
         const run = await runs.start(spec);
         const view = runView(run);

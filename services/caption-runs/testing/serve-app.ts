@@ -48,6 +48,8 @@ export async function serveRuns(
     sharedState?: SharedState;
     /** null: no key (a cluster without CAPTION_RUNS_CREDENTIALS_KEY); default: a random key. */
     credentials?: CredentialSealer | null;
+    /** false: no broker configured (a cluster without MQTT_BROKER). */
+    canPublish?: boolean;
     relay?: { bufferMessages?: number; idleMs?: number; timers?: RelayTimers; clock?: () => number };
   } = {},
 ): Promise<ServedRuns> {
@@ -70,6 +72,7 @@ export async function serveRuns(
       resolveHost: overrides.resolveHost,
       sharedState: overrides.sharedState,
       credentials,
+      canPublish: overrides.canPublish,
     });
     server = http.createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
