@@ -65,7 +65,8 @@ export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
       settings: alertDispatchSettings,
       loadConfig: loadAlertDispatchConfig,
       // publish_mqtt publishes on the process's broker: the embedded one caption-runs shares without MQTT_BROKER.
-      start: (config, { env, logger, mqttBroker }) => startAlertDispatch({ ...config, mqttBroker }, env, logger),
+      start: (config, { env, logger, mqttBroker }) =>
+        startAlertDispatch({ ...config, mqttBroker: mqttBroker ?? config.mqttBroker }, env, logger),
       mqtt: true,
     });
   },
