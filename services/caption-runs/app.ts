@@ -9,6 +9,7 @@ import { metricsSocketRoute } from './metrics/metrics-socket.js';
 import { healthRoute } from './routes/health-route.js';
 import { metadataStreamRoute } from './routes/metadata-stream-route.js';
 import type { MetadataRelay } from './relay/metadata-relay.js';
+import { sharedRead } from './relay/shared-read.js';
 import { runRoutes } from './routes/runs-routes.js';
 import { CaptionRuns, runIdOf } from './runs/caption-runs.js';
 import { runState } from './runs/run-view.js';
@@ -17,6 +18,9 @@ import type { HostResolver } from './runs/stream-source.js';
 
 /** Base path of every route (the contract's `/api`). */
 export const API_BASE_PATH = '/api';
+
+/** How long one read of the runs' states serves the streams' status messages. */
+const STATUS_READ_TTL_MS = 250;
 
 /** Largest JSON body: a run request is small (a prompt of at most 8192 characters and 32 alert rules). */
 const MAX_BODY_BYTES = 256 * 1024;
@@ -73,7 +77,11 @@ export function createApp(deps: CaptionRunsDeps): HttpApp {
       metadataStreamRoute({
         relay: deps.relay,
         logger,
-        runStates: async () => Object.fromEntries((await runs.list(true)).map((run) => [runIdOf(run), runState(run)])),
+        // One store read serves the status messages of every open stream due at the same tick.
+        runStates: sharedRead(
+          async () => Object.fromEntries((await runs.list(true)).map((run) => [runIdOf(run), runState(run)])),
+          STATUS_READ_TTL_MS,
+        ),
       }),
       ...runRoutes({
         runs,

@@ -8,6 +8,7 @@ import { ChatCompletionsClient } from '../lib/llm/index.js';
 import { bundledFfmpegPaths } from '../lib/media/index.js';
 import { OFFLINE_CAPTION_LABEL } from '../lib/scene-description/index.js';
 import { runResourceName } from './runs/run-ids.js';
+import { CredentialSealer } from './runs/stream-credentials.js';
 import { connectRelay } from './relay/mqtt-relay-source.js';
 import { startJsonReceiver, type JsonReceiver } from './testing/json-receiver.js';
 import { readSse } from './testing/sse-reader.js';
@@ -118,13 +119,13 @@ async function statusReaches(store: ResourceStore, runId: string, done: (run: Ca
 }
 
 /** Starts a run through the API and its worker; returns the runId and how to stop it (as DELETE and the controller do). */
-async function startRun(body: Record<string, unknown>) {
+async function startRun(body: Record<string, unknown>, overrides: Partial<CaptionWorkerDeps> = {}) {
   const response = await sendJson(`${runs.api}/generate_captions_alerts`, body);
   expect(response.status).toBe(200);
   const { runId } = await response.json();
   const store = runs.plane.controlPlane.resources;
   const abort = new AbortController();
-  const done = captionRunWorker(deps(store))({
+  const done = captionRunWorker({ ...deps(store), ...overrides })({
     namespace: 'default',
     name: runResourceName(runId),
     index: 0,
@@ -339,6 +340,21 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
     // The camera's password reaches neither status nor the API.
     expect(JSON.stringify(failed?.status)).not.toContain('s3cret');
     expect((await (await fetch(`${runs.api}/generate_captions_alerts/bad`)).json()).status).toBe('failed');
+  }, 60_000);
+
+  it('fails a run whose sealed password this worker cannot open (another key), saying so and showing no password', async () => {
+    const withLogin = camera.url.replace('rtsp://', 'rtsp://viewer:s3cret@');
+    const run = await startRun(
+      { rtspUrl: withLogin, runName: 'other-key', modelName: OFFLINE },
+      { credentials: new CredentialSealer('another key of at least thirty-two characters') },
+    );
+    await run.done;
+    const failed = await run.store.get('CaptionRun', 'default', runResourceName('other-key'));
+    expect(failed?.status).toMatchObject({
+      phase: 'Failed',
+      message: expect.stringContaining('CAPTION_RUNS_CREDENTIALS_KEY'),
+    });
+    expect(JSON.stringify(failed)).not.toContain('s3cret');
   }, 60_000);
 
   it('counts caption-qa failures in its reports without stopping the captions; reports each caption and the end', async () => {
