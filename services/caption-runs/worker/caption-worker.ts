@@ -103,6 +103,8 @@ class RunLoop {
   private previousDetections: Detection[] | undefined;
   private runStart: number;
   private alertsUnconfiguredLogged = false;
+  /** The progress write in flight, if any. */
+  private progressWrite: Promise<void> | undefined;
   /** This worker's session and its counts (what it reports on MQTT), apart from the run's totals in status. */
   private readonly session = randomBytes(8).toString('hex');
   private readonly sessionCounts = {
@@ -158,6 +160,8 @@ class RunLoop {
   }
 
   private async writeStatus(change: Partial<CaptionRunStatus>): Promise<void> {
+    // A progress write still in flight lands first: writes never overtake each other.
+    await this.progressWrite;
     this.lastWrite = this.clock();
     const { namespace, name } = this.resource.metadata;
     try {
@@ -177,6 +181,15 @@ class RunLoop {
       // Status is best effort: the run goes on, the next write carries the counters.
       this.log.warn('caption run status write failed', { runId: this.runId, error: (error as Error).message });
     }
+  }
+
+  /**
+   * Writes the counters in the background, one write at a time (a write still in flight makes this one unneeded):
+   * the caption loop never waits for the store (a disk, the API server), so captions do not queue behind it.
+   */
+  private writeProgress(): void {
+    if (this.progressWrite) return;
+    this.progressWrite = this.writeStatus({}).finally(() => (this.progressWrite = undefined));
   }
 
   async run(): Promise<void> {
@@ -277,7 +290,7 @@ class RunLoop {
           this.sessionCounts.dropped = dropped + session.dropped;
           await this.caption(chunk, frame.readAt, captioner, detector);
           chunk = [];
-          if (this.clock() - this.lastWrite >= this.timing.statusIntervalMs) await this.writeStatus({});
+          if (this.clock() - this.lastWrite >= this.timing.statusIntervalMs) this.writeProgress();
         }
       } finally {
         this.signal.removeEventListener('abort', stop);
