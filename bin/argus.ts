@@ -15,6 +15,13 @@ import {
 } from '../services/lib/config/index.js';
 import type { ConfigPart, PlatformConfig } from '../services/lib/config/index.js';
 import { createLogger } from '../services/lib/log/index.js';
+import {
+  loadMqttSettings,
+  mqttSettings,
+  openProcessBroker,
+  shownBrokerUrl,
+  type MqttSettings,
+} from '../services/lib/mqtt/index.js';
 import { setProcessComponent } from '../services/lib/user-agent/index.js';
 import { CAMERA_WATCHER_WORKER, CAPTION_RUN_WORKER, INGEST_WORKER } from '../operator/api/index.js';
 import { controllerEnvSchema, loadControllerSettings } from '../operator/config.js';
@@ -85,18 +92,20 @@ async function configure(names: string[]) {
       settings: { schema: Joi.object(controllerEnvSchema), prefixes: [] },
       load: loadControllerSettings,
     },
+    { name: 'mqtt', settings: mqttSettings, load: loadMqttSettings },
     ...names.map((name, i) => ({ name, settings: entries[i].settings, load: entries[i].loadConfig })),
   ];
-  const [cfg, operatorConfig, ...configs] = loadConfigs(process.env, parts);
+  const [cfg, operatorConfig, mqtt, ...configs] = loadConfigs(process.env, parts);
   return {
     cfg: cfg as PlatformConfig,
     operatorConfig: operatorConfig as ControllerSettings,
+    mqtt: mqtt as MqttSettings,
     services: names.map((name, i) => ({ name, entry: entries[i], config: configs[i] })),
   };
 }
 
 async function serve(names: string[]): Promise<void> {
-  const { cfg, operatorConfig, services } = await configure(names);
+  const { cfg, operatorConfig, mqtt, services } = await configure(names);
   // The User-Agent of this process's requests: argus-<service>, or argus-up for several.
   setProcessComponent(names.length === 1 ? names[0] : 'up');
   // Loaded once the configuration is valid: help, usage and configuration errors answer at once.
@@ -111,7 +120,12 @@ async function serve(names: string[]): Promise<void> {
     logger: createLogger({ service: 'operator', level: cfg.logLevel, json: cfg.logJson }),
     config: operatorConfig,
   });
+  // One MQTT broker for the services that use one (MQTT_BROKER, else embedded here): what one publishes, all see.
+  // In the cluster none is embedded: workers and replicas in other pods could not reach a broker in this one.
+  const wantsBroker = services.some(({ entry }) => entry.mqtt) && (mqtt.brokerUrl || cfg.controlPlane === 'embedded');
+  const broker = wantsBroker ? await openProcessBroker(mqtt) : undefined;
   const started: StartedService[] = [];
+  const peers: Record<string, string> = {};
   // One deadline for every service, from the signal: they stop side by side.
   onShutdownSignal(
     logger,
@@ -119,6 +133,7 @@ async function serve(names: string[]): Promise<void> {
       // Workers use what the services opened, so they stop first; their unfinished items run again after a restart.
       await plane.stopWork();
       const results = await Promise.allSettled(started.map((service) => service.close(stop)));
+      await broker?.close();
       await plane.close();
       const failed = results.find((result) => result.status === 'rejected');
       if (failed) throw (failed as PromiseRejectedResult).reason;
@@ -128,8 +143,15 @@ async function serve(names: string[]): Promise<void> {
   for (const { name, entry, config } of services) {
     const serviceLogger = createLogger({ service: name, level: cfg.logLevel, json: cfg.logJson });
     started.push(
-      await entry.start(config, { env: process.env, logger: serviceLogger, controlPlane: plane.controlPlane }),
+      await entry.start(config, {
+        env: process.env,
+        logger: serviceLogger,
+        controlPlane: plane.controlPlane,
+        mqttBroker: entry.mqtt ? broker?.url : undefined,
+        peers: { ...peers },
+      }),
     );
+    peers[name] = started[started.length - 1].url;
   }
   // Controllers start once every service registered its workers, so no workload waits for a missing one.
   await plane.startControllers();
@@ -138,6 +160,7 @@ async function serve(names: string[]): Promise<void> {
     services: names,
     controlPlane: cfg.controlPlane,
     namespace: cfg.namespace,
+    mqtt: broker && `${broker.embedded ? 'embedded' : 'external'} (${shownBrokerUrl(broker.url)})`,
     pid: process.pid,
   });
 }

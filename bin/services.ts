@@ -16,6 +16,13 @@ export interface StartContext {
   logger: Logger;
   /** The process's one control plane (services without resources ignore it). */
   controlPlane: ServiceControlPlane;
+  /**
+   * The process's MQTT broker (MQTT_BROKER, or the broker `argus up` embeds without it), given to the services whose
+   * entry says `mqtt`; undefined for the others.
+   */
+  mqttBroker?: string;
+  /** Root URLs of the services this process started before this one, by name (`argus up`: its own peers). */
+  peers?: Record<string, string>;
 }
 
 /**
@@ -28,6 +35,8 @@ export interface ServiceEntry<C = unknown> {
   /** Validates the service's variables; throws ConfigError listing every problem, starts nothing. */
   loadConfig(env: NodeJS.ProcessEnv): C;
   start(config: C, context: StartContext): Promise<StartedService>;
+  /** The service publishes or subscribes on the process's MQTT broker: `argus` opens one for it (services/lib/mqtt). */
+  mqtt?: true;
 }
 
 /**
@@ -55,7 +64,10 @@ export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
     return entry({
       settings: alertDispatchSettings,
       loadConfig: loadAlertDispatchConfig,
-      start: (config, { env, logger }) => startAlertDispatch(config, env, logger),
+      // publish_mqtt publishes on the process's broker: the embedded one caption-runs shares without MQTT_BROKER.
+      start: (config, { env, logger, mqttBroker }) =>
+        startAlertDispatch({ ...config, mqttBroker: mqttBroker ?? config.mqttBroker }, env, logger),
+      mqtt: true,
     });
   },
   // Ignores the control plane: every analysis is answered within its request.
@@ -85,7 +97,19 @@ export const SERVICES: Record<string, () => Promise<ServiceEntry>> = {
     return entry({
       settings: captionRunsSettings,
       loadConfig: loadCaptionRunsConfig,
-      start: (config, { logger, controlPlane }) => startCaptionRunsFrom(config, controlPlane, logger),
+      // Without their URLs set, captions go to this process's caption-qa and alert rules to its alert-dispatch.
+      start: (config, { logger, controlPlane, mqttBroker, peers = {} }) =>
+        startCaptionRunsFrom(
+          {
+            ...config,
+            captionQaUrl: config.captionQaUrl ?? (peers['caption-qa'] && `${peers['caption-qa']}/api`),
+            alertsUrl: config.alertsUrl ?? (peers['alert-dispatch'] && `${peers['alert-dispatch']}/api/v1`),
+          },
+          controlPlane,
+          mqttBroker ?? config.mqttBroker,
+          logger,
+        ),
+      mqtt: true,
     });
   },
   // Rules and watchers are resources (CameraRule, CameraWatcher) in the control plane, shared by every replica.

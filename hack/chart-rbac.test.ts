@@ -356,9 +356,12 @@ describe("the chart's RBAC is what the code needs, no more, no less", () => {
       await cameraRules('POST', '/watchers/enable', { cameras: [{ front: false }] });
       expect(await cameraRules('GET', '/watchers/mapping')).toEqual({ mapping: { front: false } });
 
-      // caption-runs: a run started (list for duplicates, create), listed, read, stopped (get, update).
+      // caption-runs: a run started (list for duplicates, create), listed, read, stopped (get, update). In the
+      // cluster it needs MQTT_BROKER (services.caption-runs.env), where its workers publish.
+      broker = await startTestBroker();
       const captionRuns = await serveAsChartAccount(manifests, 'caption-runs', namespace, {
         VLM_BASE_URL: `${stubUrl}/v1`,
+        MQTT_BROKER: broker.url,
       });
       const run = await captionRuns('POST', '/api/generate_captions_alerts', {
         rtspUrl: 'rtsp://127.0.0.1:8554/front',

@@ -36,6 +36,14 @@ export const captionRunSpecSchema = strictObject(
       minLength: 1,
       maxLength: 2048,
     }),
+    rtspPassword: Type.Optional(
+      Type.String({
+        description:
+          "The stream's password, sealed by caption-runs (AES-256-GCM under CAPTION_RUNS_CREDENTIALS_KEY, bound to rtspUrl): never in the clear in the resource.",
+        maxLength: 2048,
+        pattern: '^v1:[A-Za-z0-9_-]+$',
+      }),
+    ),
     prompt: Type.String({
       description: 'Instruction given to the vision-language model for each caption.',
       maxLength: 8192,

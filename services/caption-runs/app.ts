@@ -1,6 +1,7 @@
 import type { ServiceControlPlane } from '../../operator/ports/index.js';
 import { createHttpApp, type HttpApp } from '../lib/http/index.js';
 import type { Logger } from '../lib/log/index.js';
+import type { SharedState } from '../lib/shared-state/index.js';
 import type { CaptionRunsConfig } from './config.js';
 import { captionRunsErrorStyle } from './errors.js';
 import { detectionModelsRoute, pipelinesRoute, vlmModelsRoute } from './routes/catalog-routes.js';
@@ -8,13 +9,18 @@ import { metricsSocketRoute } from './metrics/metrics-socket.js';
 import { healthRoute } from './routes/health-route.js';
 import { metadataStreamRoute } from './routes/metadata-stream-route.js';
 import type { MetadataRelay } from './relay/metadata-relay.js';
+import { sharedRead } from './relay/shared-read.js';
 import { runRoutes } from './routes/runs-routes.js';
 import { CaptionRuns, runIdOf } from './runs/caption-runs.js';
 import { runState } from './runs/run-view.js';
+import type { CredentialSealer } from './runs/stream-credentials.js';
 import type { HostResolver } from './runs/stream-source.js';
 
 /** Base path of every route (the contract's `/api`). */
 export const API_BASE_PATH = '/api';
+
+/** How long one read of the runs' states serves the streams' status messages. */
+const STATUS_READ_TTL_MS = 250;
 
 /** Largest JSON body: a run request is small (a prompt of at most 8192 characters and 32 alert rules). */
 const MAX_BODY_BYTES = 256 * 1024;
@@ -29,12 +35,18 @@ export interface CaptionRunsDeps {
   relay: MetadataRelay;
   /** Host resolution for CAPTION_RUNS_RTSP_ALLOW (default: the system resolver). */
   resolveHost?: HostResolver;
+  /** Where starts claim their stream (Redis with ARGUS_REDIS_URL: every replica; default: this process's memory). */
+  sharedState?: SharedState;
+  /** Seals the streams' passwords into their runs; undefined: a URL with a password is refused. */
+  credentials?: CredentialSealer;
+  /** Whether runs can publish (a broker is configured); false: starts are refused 503 (default true). */
+  canPublish?: boolean;
 }
 
 /** Builds the caption-runs Koa app (no listen). */
 export function createApp(deps: CaptionRunsDeps): HttpApp {
   const { config, logger } = deps;
-  const runs = new CaptionRuns(deps.controlPlane);
+  const runs = new CaptionRuns(deps.controlPlane, deps.sharedState);
   return createHttpApp({
     info: {
       title: 'Argus live caption runs',
@@ -56,7 +68,7 @@ export function createApp(deps: CaptionRunsDeps): HttpApp {
     basePath: API_BASE_PATH,
     jsonLimit: MAX_BODY_BYTES,
     routes: [
-      healthRoute(config.vlm?.model),
+      healthRoute(config.vlm?.model, deps.canPublish ?? true),
       vlmModelsRoute(config.vlm, logger),
       detectionModelsRoute(config.modelsDir),
       pipelinesRoute(),
@@ -65,7 +77,11 @@ export function createApp(deps: CaptionRunsDeps): HttpApp {
       metadataStreamRoute({
         relay: deps.relay,
         logger,
-        runStates: async () => Object.fromEntries((await runs.list(true)).map((run) => [runIdOf(run), runState(run)])),
+        // One store read serves the status messages of every open stream due at the same tick.
+        runStates: sharedRead(
+          async () => Object.fromEntries((await runs.list(true)).map((run) => [runIdOf(run), runState(run)])),
+          STATUS_READ_TTL_MS,
+        ),
       }),
       ...runRoutes({
         runs,
@@ -76,6 +92,8 @@ export function createApp(deps: CaptionRunsDeps): HttpApp {
         mediaRoot: config.mediaRoot,
         rtspAllow: config.rtspAllow,
         resolveHost: deps.resolveHost,
+        credentials: deps.credentials,
+        canPublish: deps.canPublish ?? true,
       }),
     ],
   });

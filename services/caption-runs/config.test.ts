@@ -2,6 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { ConfigError } from '../lib/config/index.js';
 import { loadCaptionRunsConfig } from './config.js';
+import { workerTiming } from './worker/worker-runtime.js';
 
 describe('loadCaptionRunsConfig', () => {
   it('has working defaults: port 4173, no VLM (offline captions), any RTSP host, no media root', () => {
@@ -14,7 +15,6 @@ describe('loadCaptionRunsConfig', () => {
       mediaRoot: undefined,
       defaultDetector: 'centernet-mobilenetv3-coco',
       mqttBroker: undefined,
-      embeddedBroker: { host: '127.0.0.1', port: 0 },
       captionQaUrl: undefined,
       alertsUrl: undefined,
       postTimeoutMs: 10_000,
@@ -85,5 +85,14 @@ describe('loadCaptionRunsConfig', () => {
     for (const name of ['CAPTION_RUNS_PORT', 'CAPTION_RUNS_RTSP_ALLOW', 'CAPTION_RUNS_PROT', 'VLM_BASE_URL']) {
       expect(problems).toContain(name);
     }
+  });
+});
+
+describe('workerTiming', () => {
+  it('reconnects after 1 s, doubling up to CAPTION_RUNS_RECONNECT_MAX_SECONDS', () => {
+    const timing = workerTiming(loadCaptionRunsConfig({ CAPTION_RUNS_RECONNECT_MAX_SECONDS: '20' }).stream);
+    expect([1, 2, 3, 4, 5, 6, 50].map((attempt) => timing.backoffMs(attempt))).toEqual([
+      1000, 2000, 4000, 8000, 16_000, 20_000, 20_000,
+    ]);
   });
 });

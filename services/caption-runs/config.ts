@@ -3,6 +3,7 @@ import Joi from 'joi';
 import { envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 import { DEFAULT_MODEL_NAMES } from '../lib/inference/index.js';
+import { mqttBrokerUrl } from '../lib/mqtt/index.js';
 import { envAllowList, type AllowList } from '../lib/outbound/index.js';
 
 /** The OpenAI-compatible vision-language model that writes captions (the `VLM_*` settings, shared with frame-analysis). */
@@ -41,10 +42,8 @@ export interface CaptionRunsConfig {
   mediaRoot?: string;
   /** The detector a detection pipeline uses when the request names none (a folder of the models directory). */
   defaultDetector: string;
-  /** MQTT_BROKER; undefined: the service runs an embedded broker on `embeddedBroker`. */
+  /** MQTT_BROKER: what `argus worker caption-run` publishes on (the service is given its process's broker). */
   mqttBroker?: string;
-  /** Where the embedded broker listens when MQTT_BROKER is unset. */
-  embeddedBroker: { host: string; port: number };
   /** caption-qa's API root (`…/api`): each caption is posted to `{url}/embeddings`; undefined: not posted. */
   captionQaUrl?: string;
   /** alert-dispatch's API root (`…/api/v1`): alert rules are posted to `{url}/alerts`; undefined: not raised. */
@@ -56,6 +55,8 @@ export interface CaptionRunsConfig {
   relay: { bufferMessages: number; idleMs: number };
   /** Time between metrics WebSocket frames. */
   metricsIntervalMs: number;
+  /** CAPTION_RUNS_CREDENTIALS_KEY: seals RTSP passwords in CaptionRuns; undefined: a key file under the data dir. */
+  credentialsKey?: string;
 }
 
 const OWNED_PREFIXES = ['CAPTION_RUNS_', 'VLM_'];
@@ -74,8 +75,6 @@ interface CaptionRunsEnv extends PlatformEnv {
   VLM_TIMEOUT_MS: number;
   VLM_IMAGE_MAX_SIDE: number;
   MQTT_BROKER?: string;
-  CAPTION_RUNS_MQTT_HOST: string;
-  CAPTION_RUNS_MQTT_PORT: number;
   CAPTION_RUNS_CAPTION_QA_URL?: string;
   CAPTION_RUNS_ALERTS_URL?: string;
   CAPTION_RUNS_POST_TIMEOUT_MS: number;
@@ -87,6 +86,7 @@ interface CaptionRunsEnv extends PlatformEnv {
   CAPTION_RUNS_STREAM_BUFFER: number;
   CAPTION_RUNS_STREAM_IDLE_MS: number;
   CAPTION_RUNS_METRICS_INTERVAL_MS: number;
+  CAPTION_RUNS_CREDENTIALS_KEY?: string;
 }
 
 const schema = Joi.object<CaptionRunsEnv, true>({
@@ -103,11 +103,8 @@ const schema = Joi.object<CaptionRunsEnv, true>({
   VLM_TEMPERATURE: Joi.number().min(0).max(2).default(0),
   VLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(20_000),
   VLM_IMAGE_MAX_SIDE: Joi.number().integer().min(64).max(4096).default(512),
-  // MQTT_BROKER is alert-dispatch's name too: one broker for both.
-  MQTT_BROKER: Joi.string().uri({ scheme: ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'] }),
-  CAPTION_RUNS_MQTT_HOST: Joi.string().default('127.0.0.1'),
-  // Any free port by default: two Argus processes (or a local mosquitto) never clash; set it to subscribe from outside.
-  CAPTION_RUNS_MQTT_PORT: envPort().default(0),
+  // MQTT_BROKER is alert-dispatch's name too: one broker for both (argus up embeds one without it: services/lib/mqtt).
+  MQTT_BROKER: mqttBrokerUrl(),
   CAPTION_RUNS_CAPTION_QA_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   CAPTION_RUNS_ALERTS_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   CAPTION_RUNS_POST_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(10_000),
@@ -119,6 +116,8 @@ const schema = Joi.object<CaptionRunsEnv, true>({
   CAPTION_RUNS_STREAM_BUFFER: Joi.number().integer().min(1).max(100_000).default(256),
   CAPTION_RUNS_STREAM_IDLE_MS: Joi.number().integer().min(10).max(600_000).default(1000),
   CAPTION_RUNS_METRICS_INTERVAL_MS: Joi.number().integer().min(100).max(600_000).default(1000),
+  // The service and the caption workers must share it: in the cluster from one Secret in both pods' environment.
+  CAPTION_RUNS_CREDENTIALS_KEY: Joi.string().min(32).max(1024),
 });
 
 /** What caption-runs reads from the environment, and the prefixes it owns (VLM_* shared with frame-analysis). */
@@ -145,7 +144,6 @@ export function loadCaptionRunsConfig(env: NodeJS.ProcessEnv): CaptionRunsConfig
     mediaRoot: c.CAPTION_RUNS_MEDIA_ROOT ? path.resolve(c.CAPTION_RUNS_MEDIA_ROOT) : undefined,
     defaultDetector: c.ARGUS_MODEL_DETECTOR ?? DEFAULT_MODEL_NAMES.detector,
     mqttBroker: c.MQTT_BROKER,
-    embeddedBroker: { host: c.CAPTION_RUNS_MQTT_HOST, port: c.CAPTION_RUNS_MQTT_PORT },
     captionQaUrl: c.CAPTION_RUNS_CAPTION_QA_URL?.replace(/\/+$/, ''),
     alertsUrl: c.CAPTION_RUNS_ALERTS_URL?.replace(/\/+$/, ''),
     postTimeoutMs: c.CAPTION_RUNS_POST_TIMEOUT_MS,
@@ -158,5 +156,6 @@ export function loadCaptionRunsConfig(env: NodeJS.ProcessEnv): CaptionRunsConfig
     },
     relay: { bufferMessages: c.CAPTION_RUNS_STREAM_BUFFER, idleMs: c.CAPTION_RUNS_STREAM_IDLE_MS },
     metricsIntervalMs: c.CAPTION_RUNS_METRICS_INTERVAL_MS,
+    credentialsKey: c.CAPTION_RUNS_CREDENTIALS_KEY,
   };
 }

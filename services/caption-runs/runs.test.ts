@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { AllowList } from '../lib/outbound/index.js';
+import { RedisSharedState } from '../lib/shared-state/index.js';
+import { REDIS_SERVER, startRedisServer } from '../lib/shared-state/testing/redis-server.js';
 import { OFFLINE_CAPTIONER } from './catalog/pipelines.js';
 import type { VlmConfig } from './config.js';
 import { runResourceName } from './runs/run-ids.js';
@@ -190,10 +192,42 @@ describe('starting runs', () => {
       ],
     });
     expect(run.runId).toMatch(/^[0-9a-f]{10}$/);
-    // The camera's password is stored for the worker but never shown.
+    // The camera's password is kept for the worker, sealed, and never shown.
     expect(run.rtspUrl).toBe('rtsps://user:***@10.0.0.7/stream1');
     const listed = await (await fetch(`${runs.api}/generate_captions_alerts`)).text();
     expect(listed).not.toContain('pa55');
+    const stored = await runs.plane.controlPlane.resources.get('CaptionRun', 'default', runResourceName(run.runId));
+    expect(JSON.stringify(stored)).not.toContain('pa55');
+    expect(stored?.spec).toMatchObject({
+      rtspUrl: 'rtsps://user@10.0.0.7/stream1',
+      rtspPassword: expect.stringMatching(/^v1:[A-Za-z0-9_-]+$/),
+    });
+    expect(runs.credentials!.open(stored!.spec.rtspPassword!, stored!.spec.rtspUrl)).toBe('pa55');
+  });
+
+  it('refuses starts where no MQTT broker is configured (a cluster without MQTT_BROKER), and says so in health', async () => {
+    const runs = await serve({ canPublish: false });
+    const refused = await post(runs, { rtspUrl: 'rtsp://10.0.0.7/stream1' });
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toEqual({ detail: { message: expect.stringContaining('MQTT_BROKER') } });
+    expect((await (await fetch(`${runs.api}/health`)).json()).message).toContain('no MQTT broker configured');
+    expect(await (await fetch(`${runs.api}/generate_captions_alerts?state=all`)).json()).toEqual([]);
+  });
+
+  it('refuses a password in rtspUrl where no key can seal it (a cluster without CAPTION_RUNS_CREDENTIALS_KEY)', async () => {
+    const runs = await serve({ credentials: null });
+    const refused = await post(runs, { rtspUrl: 'rtsp://user:pa55@10.0.0.7/stream1' });
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toEqual({
+      detail: [
+        {
+          loc: ['body', 'rtspUrl'],
+          msg: expect.stringContaining('CAPTION_RUNS_CREDENTIALS_KEY'),
+          type: expect.any(String),
+        },
+      ],
+    });
+    expect((await post(runs, { rtspUrl: 'rtsp://user@10.0.0.7/stream1' })).status).toBe(200);
   });
 
   it('answers 422 naming every invalid field at once', async () => {
@@ -296,6 +330,36 @@ describe('starting runs', () => {
     expect((await fetch(`${runs.api}/generate_captions_alerts/lobby`, { method: 'DELETE' })).status).toBe(200);
     expect((await post(runs, { rtspUrl: 'rtsp://127.0.0.1/a' })).status).toBe(200);
   });
+
+  (REDIS_SERVER ? it : it.skip)(
+    `refuses the same stream started on two replicas at once: one run, the others 409 (Redis shared state)${REDIS_SERVER ? '' : ' — skipped: no redis-server'}`,
+    async () => {
+      const redis = await startRedisServer();
+      const states = await Promise.all(
+        ['a', 'b'].map(
+          (name) =>
+            new RedisSharedState({ url: redis.url, namespace: 'argus:caption-runs:', clientName: `replica-${name}` }),
+        ),
+      );
+      try {
+        await Promise.all(states.map((state) => state.ready()));
+        const runs = await serve({ sharedState: states[0] });
+        const apis = [runs.api, await runs.replica(states[1])];
+        const racing = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            sendJson(`${apis[i % 2]}/generate_captions_alerts`, { rtspUrl: 'rtsp://127.0.0.1/shared' }).then(
+              (r) => r.status,
+            ),
+          ),
+        );
+        expect(racing.sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+        expect(await (await fetch(`${apis[1]}/generate_captions_alerts`)).json()).toHaveLength(1);
+      } finally {
+        await Promise.all(states.map((state) => state.close()));
+        await redis.stop();
+      }
+    },
+  );
 });
 
 describe('reading and stopping runs', () => {

@@ -8,6 +8,7 @@ import { ChatCompletionsClient } from '../lib/llm/index.js';
 import { bundledFfmpegPaths } from '../lib/media/index.js';
 import { OFFLINE_CAPTION_LABEL } from '../lib/scene-description/index.js';
 import { runResourceName } from './runs/run-ids.js';
+import { CredentialSealer } from './runs/stream-credentials.js';
 import { connectRelay } from './relay/mqtt-relay-source.js';
 import { startJsonReceiver, type JsonReceiver } from './testing/json-receiver.js';
 import { readSse } from './testing/sse-reader.js';
@@ -16,7 +17,6 @@ import { sendJson, serveRuns, type ServedRuns } from './testing/serve-app.js';
 import { startTestBroker, subscribe, type Subscriber, type TestBroker } from '../../test/support/mqtt-broker.js';
 import { captionRunWorker, type CaptionWorkerDeps, type WorkerTiming } from './worker/caption-worker.js';
 import { mqttCaptionPublisher, type MqttCaptionPublisher } from './worker/mqtt-publisher.js';
-import type { OutputCounters } from './worker/outputs.js';
 
 const OFFLINE = 'offline-detection-captioner';
 const unavailable = rtspServerUnavailable();
@@ -40,7 +40,6 @@ let camera: RtspServer;
 let runs: ServedRuns;
 let vlm: FakeChatCompletions;
 let subscriber: Subscriber;
-let counters: OutputCounters;
 /** Workers a test started: stopped after it whatever happened, so that one failure does not cascade. */
 const started: Array<{ abort: AbortController; done: Promise<void> }> = [];
 
@@ -98,10 +97,10 @@ function deps(store: ResourceStore): CaptionWorkerDeps {
     vlm: (model) => new ChatCompletionsClient({ baseUrl: vlm.baseUrl, model, timeoutMs: 5000 }),
     vlmSettings: { temperature: 0, imageMaxSide: 128 },
     publisher,
+    credentials: runs.credentials,
     captionQa: { url: `${receiver.url}/api/embeddings`, timeoutMs: 5000 },
     alerts: { url: `${receiver.url}/api/v1/alerts`, timeoutMs: 5000 },
     timing: TIMING,
-    counters,
   };
 }
 
@@ -120,13 +119,13 @@ async function statusReaches(store: ResourceStore, runId: string, done: (run: Ca
 }
 
 /** Starts a run through the API and its worker; returns the runId and how to stop it (as DELETE and the controller do). */
-async function startRun(body: Record<string, unknown>) {
+async function startRun(body: Record<string, unknown>, overrides: Partial<CaptionWorkerDeps> = {}) {
   const response = await sendJson(`${runs.api}/generate_captions_alerts`, body);
   expect(response.status).toBe(200);
   const { runId } = await response.json();
   const store = runs.plane.controlPlane.resources;
   const abort = new AbortController();
-  const done = captionRunWorker(deps(store))({
+  const done = captionRunWorker({ ...deps(store), ...overrides })({
     namespace: 'default',
     name: runResourceName(runId),
     index: 0,
@@ -174,7 +173,6 @@ function resumeRun(runId: string) {
 
 describeWithRtsp('the caption worker on a real RTSP stream', () => {
   it('captions offline from detections: MQTT payload, caption-qa, an alert per matching chunk, then stops', async () => {
-    counters = { embeddingsPosted: 0, embeddingFailures: 0, alertsRaised: 0, alertFailures: 0 };
     receiver.bodies.length = 0;
     const run = await startRun({
       rtspUrl: camera.url,
@@ -228,27 +226,40 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
     expect(new Set(perChunk).size).toBe(perChunk.length);
   }, 60_000);
 
-  it('start → captions on MQTT and on the SSE stream of the relay → stop', async () => {
+  it('start → two runs’ captions multiplexed on one SSE stream of the relay → stop', async () => {
     const source = connectRelay(broker.url, runs.relay, runs.logger, 'worker-test-relay');
     await source.subscribed;
     const stream = await readSse(`${runs.api}/generate_captions_alerts/metadata-stream`);
-    const run = await startRun({ rtspUrl: camera.url, runName: 'relayed', frameRate: 4, modelName: OFFLINE });
+    // With a login (the test camera asks for none): the sealed password is opened by the worker and the stream read.
+    const withLogin = camera.url.replace('rtsp://', 'rtsp://viewer:s3cret@');
+    // The same camera under two pipelines: offline from detections, and the VLM.
+    const offline = await startRun({ rtspUrl: withLogin, runName: 'relayed', frameRate: 4, modelName: OFFLINE });
+    const described = await startRun({
+      rtspUrl: camera.url,
+      runName: 'described',
+      frameRate: 4,
+      modelName: 'fake-vlm',
+    });
     try {
-      const captions = async () => {
+      const envelopeOf = async (runId: string) => {
         for (let count = 1; ; count++) {
-          const messages = await stream.waitFor(count);
-          const found = messages.find((m) => m.runId === 'relayed');
+          const found = (await stream.waitFor(count)).find((m) => m.runId === runId);
           if (found) return found;
         }
       };
-      const envelope = await captions();
-      expect(envelope).toEqual({
+      expect(await envelopeOf('relayed')).toEqual({
         runId: 'relayed',
         data: expect.objectContaining({ result: expect.stringContaining('Offline caption'), img_format: 'jpeg' }),
         received_at: expect.any(Number),
       });
+      expect(await envelopeOf('described')).toEqual({
+        runId: 'described',
+        data: expect.objectContaining({ result: 'A ball bounces across a grey screen.', model: 'fake-vlm' }),
+        received_at: expect.any(Number),
+      });
     } finally {
-      await run.stop();
+      await offline.stop();
+      await described.stop();
       await stream.close();
       await source.close();
     }
@@ -270,6 +281,7 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
   }, 60_000);
 
   it('outlives a camera reboot: Reconnecting while the stream is away, captions again once it is back', async () => {
+    const reports = await subscribe(broker.url, 'live-video-captioning/reboot/metrics');
     const run = await startRun({ rtspUrl: camera.url, runName: 'reboot', frameRate: 4, modelName: OFFLINE });
     await subscriber.waitFor((m) => m.topic === 'live-video-captioning/reboot');
     await camera.stop();
@@ -280,6 +292,11 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
     await subscriber.waitFor((m) => m.topic === 'live-video-captioning/reboot', before);
     const back = await statusReaches(run.store, 'reboot', (r) => r.status?.phase === 'Running');
     expect(back.status?.reconnects).toBeGreaterThanOrEqual(1);
+    // The reopening was reported too (what the service's metrics count, wherever the worker runs).
+    expect((await reports.waitFor((m) => m.payload.event === 'reconnect')).payload.reconnects).toBeGreaterThanOrEqual(
+      1,
+    );
+    await reports.close();
     await run.stop();
   }, 60_000);
 
@@ -325,17 +342,50 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
     expect((await (await fetch(`${runs.api}/generate_captions_alerts/bad`)).json()).status).toBe('failed');
   }, 60_000);
 
-  it('counts and logs caption-qa failures without stopping the captions', async () => {
-    counters = { embeddingsPosted: 0, embeddingFailures: 0, alertsRaised: 0, alertFailures: 0 };
-    receiver.status = 503;
-    const run = await startRun({ rtspUrl: camera.url, runName: 'qa-down', frameRate: 4, modelName: OFFLINE });
-    const first = await subscriber.waitFor((m) => m.topic === 'live-video-captioning/qa-down');
-    await subscriber.waitFor(
-      (m) =>
-        m.topic === 'live-video-captioning/qa-down' && m.payload.metadata.frame_id > first.payload.metadata.frame_id,
+  it('fails a run whose sealed password this worker cannot open (another key), saying so and showing no password', async () => {
+    const withLogin = camera.url.replace('rtsp://', 'rtsp://viewer:s3cret@');
+    const run = await startRun(
+      { rtspUrl: withLogin, runName: 'other-key', modelName: OFFLINE },
+      { credentials: new CredentialSealer('another key of at least thirty-two characters') },
     );
-    await run.stop();
-    receiver.status = 200;
-    expect(counters.embeddingFailures).toBeGreaterThanOrEqual(1);
+    await run.done;
+    const failed = await run.store.get('CaptionRun', 'default', runResourceName('other-key'));
+    expect(failed?.status).toMatchObject({
+      phase: 'Failed',
+      message: expect.stringContaining('CAPTION_RUNS_CREDENTIALS_KEY'),
+    });
+    expect(JSON.stringify(failed)).not.toContain('s3cret');
+  }, 60_000);
+
+  it('counts caption-qa failures in its reports without stopping the captions; reports each caption and the end', async () => {
+    receiver.status = 503;
+    const reports = await subscribe(broker.url, 'live-video-captioning/qa-down/metrics');
+    try {
+      const run = await startRun({ rtspUrl: camera.url, runName: 'qa-down', frameRate: 4, modelName: OFFLINE });
+      const first = await subscriber.waitFor((m) => m.topic === 'live-video-captioning/qa-down');
+      await subscriber.waitFor(
+        (m) =>
+          m.topic === 'live-video-captioning/qa-down' && m.payload.metadata.frame_id > first.payload.metadata.frame_id,
+      );
+      const failing = await reports.waitFor((m) => m.payload.event === 'caption' && m.payload.captions >= 2);
+      expect(failing.payload).toEqual({
+        event: 'caption',
+        session: expect.stringMatching(/^[0-9a-f]{16}$/),
+        frames: expect.any(Number),
+        captions: 2,
+        dropped_frames: expect.any(Number),
+        reconnects: 0,
+        latency_ms: expect.any(Number),
+        caption_qa: { posted: 0, failed: 2 },
+        alerts: { raised: 0, failed: 0 },
+        timestamp: expect.any(Number),
+      });
+      await run.stop();
+      const ended = await reports.waitFor((m) => m.payload.event === 'ended');
+      expect(ended.payload.session).toBe(failing.payload.session);
+    } finally {
+      receiver.status = 200;
+      await reports.close();
+    }
   }, 60_000);
 });

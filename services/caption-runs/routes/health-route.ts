@@ -1,9 +1,10 @@
 import Joi from 'joi';
 import { defineRoute, type RouteSpec } from '../../lib/http/index.js';
 
-/** GET /health: up, and which captioner runs use by default. */
-export function healthRoute(vlmModel: string | undefined): RouteSpec {
+/** GET /health: up, which captioner runs use by default, and whether runs can publish at all. */
+export function healthRoute(vlmModel: string | undefined, canPublish: boolean): RouteSpec {
   const captioner = vlmModel ? `VLM configured (${vlmModel})` : 'no VLM configured (offline captions from detections)';
+  const broker = canPublish ? '' : '; no MQTT broker configured (MQTT_BROKER): runs cannot be started';
   return defineRoute({
     method: 'get',
     path: '/health',
@@ -19,7 +20,7 @@ export function healthRoute(vlmModel: string | undefined): RouteSpec {
       },
     },
     handler: (ctx) => {
-      ctx.body = { status: 'healthy', message: `caption-runs is running; ${captioner}` };
+      ctx.body = { status: 'healthy', message: `caption-runs is running; ${captioner}${broker}` };
     },
   });
 }

@@ -12,7 +12,15 @@ import { listDetectionModels } from '../catalog/detection-models.js';
 import { findPipeline, OFFLINE_CAPTIONER, pipelineOfType, type PipelineInfo } from '../catalog/pipelines.js';
 import type { VlmConfig } from '../config.js';
 import { RUN_NOT_FOUND } from '../errors.js';
-import { CaptionRuns, DuplicateRunError, RunNameTakenError, type NewRunSpec } from '../runs/caption-runs.js';
+import { SharedStateUnavailableError } from '../../lib/shared-state/index.js';
+import { splitPassword, type CredentialSealer } from '../runs/stream-credentials.js';
+import {
+  CaptionRuns,
+  DuplicateRunError,
+  RunNameTakenError,
+  StartBusyError,
+  type NewRunSpec,
+} from '../runs/caption-runs.js';
 import { runRequestSchema, type RunRequest } from '../runs/run-request.js';
 import { runSchema, runView } from '../runs/run-view.js';
 import { resolveStreamSource, StreamSourceError, type HostResolver } from '../runs/stream-source.js';
@@ -28,9 +36,16 @@ export interface RunRoutesDeps {
   rtspAllow?: AllowList;
   /** Host resolution for CAPTION_RUNS_RTSP_ALLOW (tests inject one). */
   resolveHost?: HostResolver;
+  /** Seals a stream's password into its run; undefined (a cluster without CAPTION_RUNS_CREDENTIALS_KEY): refused. */
+  credentials?: CredentialSealer;
+  /** False in a cluster without MQTT_BROKER: a run could publish nowhere, so starts are refused (503). */
+  canPublish: boolean;
 }
 
 const BASE = '/generate_captions_alerts';
+
+/** Why a start is refused where no broker is configured. */
+const NO_BROKER = 'No MQTT broker is configured (MQTT_BROKER): a run could not publish its captions';
 
 const runIdParams = Joi.object<{ run_id: string }, true>({
   run_id: Joi.string().required().description('The runId'),
@@ -85,9 +100,20 @@ async function resolveRun(body: RunRequest, deps: RunRoutesDeps): Promise<NewRun
     if (!(error instanceof StreamSourceError)) throw error;
     issues.push(issue('rtspUrl', `rtspUrl ${error.message}`));
   }
+  // The password never reaches the resource in the clear: sealed for the URL without it (the user name is kept).
+  const { url: rtspUrl, password } = splitPassword(body.rtspUrl);
+  if (password !== undefined && !deps.credentials) {
+    issues.push(
+      issue(
+        'rtspUrl',
+        'rtspUrl with a password needs CAPTION_RUNS_CREDENTIALS_KEY (shared by the service and its workers)',
+      ),
+    );
+  }
   if (issues.length > 0) throw new RequestValidationError(issues);
   return {
-    rtspUrl: body.rtspUrl,
+    rtspUrl,
+    ...(password !== undefined ? { rtspPassword: deps.credentials!.seal(password, rtspUrl) } : {}),
     prompt: body.prompt,
     modelName,
     pipelineName: pipeline.pipeline_name,
@@ -120,12 +146,23 @@ export function runRoutes(deps: RunRoutesDeps): RouteSpec[] {
         200: { description: 'The run, status starting', schema: runSchema },
         409: { description: 'The stream already runs under this pipeline (the detail names the run)' },
         422: { description: 'Every invalid field, FastAPI style: `{detail: [{loc, msg, type}]}`' },
+        503: {
+          description:
+            'No MQTT broker is configured (a cluster without MQTT_BROKER), another start of the stream held it too long, or the shared state (Redis) is down',
+        },
       },
-      mapError: (error) =>
-        error instanceof DuplicateRunError || error instanceof RunNameTakenError
-          ? new HttpError(409, error.message)
-          : undefined,
+      mapError: (error) => {
+        if (error instanceof DuplicateRunError || error instanceof RunNameTakenError) {
+          return new HttpError(409, error.message);
+        }
+        if (error instanceof StartBusyError) return new HttpError(503, error.message);
+        if (error instanceof SharedStateUnavailableError) {
+          return new HttpError(503, 'The shared state of the replicas is unavailable; try again');
+        }
+        return undefined;
+      },
       handler: async (ctx) => {
+        if (!deps.canPublish) throw new HttpError(503, NO_BROKER);
         const spec = await resolveRun(ctx.state.body, deps);
         const run = await runs.start(spec);
         const view = runView(run);

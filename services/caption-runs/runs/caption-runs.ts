@@ -4,7 +4,10 @@ import {
   type CaptionRun,
   type CaptionRunSpec,
 } from '../../../operator/api/index.js';
+import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { AlreadyExistsError, ConflictError, type ServiceControlPlane } from '../../../operator/ports/index.js';
+import { MemorySharedState, type SharedState } from '../../lib/shared-state/index.js';
 import { streamKey } from './stream-source.js';
 import { newPeerId, randomRunId, RUN_ID_PATTERN, runIdCandidate, runResourceName, sanitiseRunName } from './run-ids.js';
 
@@ -12,6 +15,19 @@ import { newPeerId, randomRunId, RUN_ID_PATTERN, runIdCandidate, runResourceName
 const MAX_SUFFIX = 1000;
 /** Read-modify-write attempts of a stop before a conflict is given up. */
 const MAX_STOP_ATTEMPTS = 20;
+/** A start holds its stream's claim this long at most (a replica that died mid-start frees it by then). */
+const START_CLAIM_TTL_MS = 30_000;
+/** Waits for a stream's claim held by another start before the start is refused as busy. */
+const START_CLAIM_WAITS = 100;
+const START_CLAIM_WAIT_MS = 50;
+
+/** Another start of the same stream and pipeline held its claim for every wait (503: try again). */
+export class StartBusyError extends Error {
+  constructor() {
+    super('Another start of this stream is in progress; try again');
+    this.name = 'StartBusyError';
+  }
+}
 
 /** A run of the same stream under the same pipeline is already active (409). */
 export class DuplicateRunError extends Error {
@@ -46,13 +62,15 @@ export function runIdOf(run: CaptionRun): string {
 
 /**
  * Caption runs as CaptionRun resources in the control plane's store: this class only writes and reads them; the
- * CaptionRun controller runs their workloads and writes their status. Starts are serialised in this process, so two
- * requests for the same stream cannot both pass the duplicate check.
+ * CaptionRun controller runs their workloads and writes their status. A start claims its stream and pipeline in the
+ * shared state first (every replica's, with ARGUS_REDIS_URL), so two requests for the same stream — on one replica or
+ * two — cannot both pass the duplicate check.
  */
 export class CaptionRuns {
-  private starting: Promise<unknown> = Promise.resolve();
-
-  constructor(private readonly controlPlane: ServiceControlPlane) {}
+  constructor(
+    private readonly controlPlane: ServiceControlPlane,
+    private readonly shared: SharedState = new MemorySharedState(),
+  ) {}
 
   private get namespace(): string {
     return this.controlPlane.namespace;
@@ -81,10 +99,21 @@ export class CaptionRuns {
    * Creates the run's resource: runId from the run name (unique with `_1`, `_2`, …) or random, a new peerId.
    * DuplicateRunError when the same stream already runs under the same pipeline.
    */
-  start(spec: NewRunSpec): Promise<CaptionRun> {
-    const next = this.starting.then(() => this.create(spec));
-    this.starting = next.catch(() => undefined);
-    return next;
+  async start(spec: NewRunSpec): Promise<CaptionRun> {
+    const stream = createHash('sha256')
+      .update(`${streamKey(spec.rtspUrl)}\n${spec.pipelineName}`)
+      .digest('hex');
+    const key = `start:${this.namespace}:${stream}`;
+    const owner = randomUUID();
+    for (let wait = 0; !(await this.shared.claim(key, owner, START_CLAIM_TTL_MS)); wait++) {
+      if (wait >= START_CLAIM_WAITS) throw new StartBusyError();
+      await delay(START_CLAIM_WAIT_MS);
+    }
+    try {
+      return await this.create(spec);
+    } finally {
+      await this.shared.release(key, owner).catch(() => undefined);
+    }
   }
 
   private async create(spec: NewRunSpec): Promise<CaptionRun> {

@@ -41,3 +41,8 @@ export function runResourceName(runId: string): string {
 export function mqttTopic(runId: string): string {
   return `live-video-captioning/${runId}`;
 }
+
+/** The topic a run's worker reports its figures on (one level below the captions: `live-video-captioning/+` skips it). */
+export function metricsTopic(runId: string): string {
+  return `${mqttTopic(runId)}/metrics`;
+}

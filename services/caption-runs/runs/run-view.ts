@@ -2,6 +2,7 @@ import Joi from 'joi';
 import type { CaptionRun } from '../../../operator/api/index.js';
 import { isActive, runIdOf } from './caption-runs.js';
 import { mqttTopic } from './run-ids.js';
+import { withPassword } from './stream-credentials.js';
 import { redactedSource } from './stream-source.js';
 
 /** A run's state as the API shows it: the phase in lower case; `stopped` as soon as DELETE asked for it. */
@@ -30,7 +31,8 @@ export function runView(run: CaptionRun): Record<string, unknown> {
     runName: spec.runName,
     prompt: spec.prompt,
     maxTokens: spec.maxTokens,
-    rtspUrl: redactedSource(spec.rtspUrl),
+    // A sealed password is shown as a redacted one: the user sees that the run has one.
+    rtspUrl: redactedSource(spec.rtspPassword ? withPassword(spec.rtspUrl, '***') : spec.rtspUrl),
     frameRate: spec.frameRate ?? null,
     chunkSize: spec.chunkSize ?? null,
     frameWidth: spec.frameWidth ?? null,

@@ -41,13 +41,27 @@ export interface RtspServer {
   start(): Promise<void>;
 }
 
+/** The live pattern's size and frame rate (default 320×240 at 10 frames per second). */
+export interface PatternOptions {
+  width?: number;
+  height?: number;
+  fps?: number;
+}
+
 /** Starts the server and waits for it to listen (its "ready" line). */
-export async function startRtspServer(mount = 'cam', file?: string): Promise<RtspServer> {
+export async function startRtspServer(mount = 'cam', file?: string, pattern: PatternOptions = {}): Promise<RtspServer> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
+    const env = {
+      ...process.env,
+      ...(pattern.width ? { RTSP_TEST_WIDTH: String(pattern.width) } : {}),
+      ...(pattern.height ? { RTSP_TEST_HEIGHT: String(pattern.height) } : {}),
+      ...(pattern.fps ? { RTSP_TEST_FPS: String(pattern.fps) } : {}),
+    };
     const started = spawn(PYTHON, [SCRIPT, String(port), mount, ...(file ? [file] : [])], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env,
     });
     child = started;
     let output = '';

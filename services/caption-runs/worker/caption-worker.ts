@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { CaptionRun, CaptionRunStatus } from '../../../operator/api/index.js';
 import { updateStatusWithRetry, type ResourceStore, type Worker } from '../../../operator/ports/index.js';
@@ -7,12 +8,14 @@ import { decodeImage, imageDimensions } from '../../lib/media/index.js';
 import type { AllowList } from '../../lib/outbound/index.js';
 import { OFFLINE_CAPTIONER } from '../catalog/pipelines.js';
 import { runIdOf } from '../runs/caption-runs.js';
-import { mqttTopic } from '../runs/run-ids.js';
+import type { RunReport } from '../metrics/run-report.js';
+import { metricsTopic, mqttTopic } from '../runs/run-ids.js';
+import { UnsealError, withPassword, type CredentialSealer } from '../runs/stream-credentials.js';
 import { resolveStreamSource, type HostResolver, type StreamSource } from '../runs/stream-source.js';
 import { matchRules } from './alert-rules.js';
 import { offlineCaptioner, vlmCaptioner, type Captioner, type VisionModel } from './captioners.js';
 import { FrameSession } from './frame-source.js';
-import { logPostFailure, postJson, type CaptionPublisher, type JsonTarget, type OutputCounters } from './outputs.js';
+import { logPostFailure, postJson, type CaptionPublisher, type JsonTarget } from './outputs.js';
 
 /** How the worker paces itself against the stream; every figure is configuration (tests make them small). */
 export interface WorkerTiming {
@@ -37,15 +40,6 @@ export const DEFAULT_TIMING: WorkerTiming = {
   statusIntervalMs: 5000,
 };
 
-/** One published caption, as the worker saw it (for metrics and tests). */
-export interface CaptionEvent {
-  runId: string;
-  /** Frame read → published, milliseconds. */
-  latencyMs: number;
-  framesIn: number;
-  droppedFrames: number;
-}
-
 /** What the caption worker needs; main.ts builds the real parts. */
 export interface CaptionWorkerDeps {
   resources: ResourceStore;
@@ -62,15 +56,12 @@ export interface CaptionWorkerDeps {
   /** alert-dispatch's `/api/v1/alerts` (alert rules); undefined: rules are not raised (logged once per run). */
   alerts?: JsonTarget;
   mediaRoot?: string;
+  /** Opens the runs' sealed stream passwords; undefined: a run with one fails, saying why. */
+  credentials?: CredentialSealer;
   rtspAllow?: AllowList;
   resolveHost?: HostResolver;
   timing?: WorkerTiming;
   clock?: () => number;
-  /** Called after each caption is published. */
-  onCaption?(event: CaptionEvent): void;
-  /** Called when a run opens its stream again. */
-  onReconnect?(runId: string): void;
-  counters?: OutputCounters;
 }
 
 const MAX_FRAME_BYTES = 16 * 1024 * 1024;
@@ -112,6 +103,18 @@ class RunLoop {
   private previousDetections: Detection[] | undefined;
   private runStart: number;
   private alertsUnconfiguredLogged = false;
+  /** The progress write in flight, if any. */
+  private progressWrite: Promise<void> | undefined;
+  /** This worker's session and its counts (what it reports on MQTT), apart from the run's totals in status. */
+  private readonly session = randomBytes(8).toString('hex');
+  private readonly sessionCounts = {
+    framesAtStart: 0,
+    captionsAtStart: 0,
+    reconnectsAtStart: 0,
+    dropped: 0,
+    captionQa: { posted: 0, failed: 0 },
+    alerts: { raised: 0, failed: 0 },
+  };
 
   constructor(
     private readonly deps: CaptionWorkerDeps,
@@ -128,7 +131,28 @@ class RunLoop {
     this.captionsPublished = status.captionsPublished ?? 0;
     this.reconnects = status.reconnects ?? 0;
     this.lastCaptionTime = status.lastCaptionTime;
+    this.sessionCounts.framesAtStart = this.framesProcessed;
+    this.sessionCounts.captionsAtStart = this.captionsPublished;
+    this.sessionCounts.reconnectsAtStart = this.reconnects;
     this.runStart = this.clock();
+  }
+
+  /** Publishes this session's figures on the run's metrics topic (QoS 0: the next report carries them anyway). */
+  private report(event: RunReport['event'], latencyMs?: number): void {
+    const counts = this.sessionCounts;
+    const report: RunReport = {
+      event,
+      session: this.session,
+      frames: this.framesProcessed - counts.framesAtStart,
+      captions: this.captionsPublished - counts.captionsAtStart,
+      dropped_frames: counts.dropped,
+      reconnects: this.reconnects - counts.reconnectsAtStart,
+      ...(latencyMs === undefined ? {} : { latency_ms: latencyMs }),
+      caption_qa: { ...counts.captionQa },
+      alerts: { ...counts.alerts },
+      timestamp: this.clock(),
+    };
+    this.deps.publisher.report(metricsTopic(this.runId), JSON.stringify(report));
   }
 
   private get log() {
@@ -136,6 +160,8 @@ class RunLoop {
   }
 
   private async writeStatus(change: Partial<CaptionRunStatus>): Promise<void> {
+    // A progress write still in flight lands first: writes never overtake each other.
+    await this.progressWrite;
     this.lastWrite = this.clock();
     const { namespace, name } = this.resource.metadata;
     try {
@@ -157,6 +183,15 @@ class RunLoop {
     }
   }
 
+  /**
+   * Writes the counters in the background, one write at a time (a write still in flight makes this one unneeded):
+   * the caption loop never waits for the store (a disk, the API server), so captions do not queue behind it.
+   */
+  private writeProgress(): void {
+    if (this.progressWrite) return;
+    this.progressWrite = this.writeStatus({}).finally(() => (this.progressWrite = undefined));
+  }
+
   async run(): Promise<void> {
     const spec = this.resource.spec;
     if (spec.stopRequested) return this.finish('Stopped', 'stopped on request');
@@ -169,7 +204,7 @@ class RunLoop {
     let captioner: Captioner;
     let detector: Detector | undefined;
     try {
-      source = await resolveStreamSource(spec.rtspUrl, {
+      source = await resolveStreamSource(this.streamUrl(), {
         mediaRoot: this.deps.mediaRoot,
         allow: this.deps.rtspAllow,
         resolve: this.deps.resolveHost,
@@ -189,6 +224,21 @@ class RunLoop {
       return this.finish('Failed', error.message);
     }
     await this.stream(source, captioner, detector);
+  }
+
+  /** The stream's URL with its password opened (RunFailure when it cannot be). */
+  private streamUrl(): string {
+    const { rtspUrl, rtspPassword } = this.resource.spec;
+    if (rtspPassword === undefined) return rtspUrl;
+    if (!this.deps.credentials) {
+      throw new RunFailure('the stream password is sealed but CAPTION_RUNS_CREDENTIALS_KEY is not set here');
+    }
+    try {
+      return withPassword(rtspUrl, this.deps.credentials.open(rtspPassword, rtspUrl));
+    } catch (error) {
+      if (error instanceof UnsealError) throw new RunFailure(error.message);
+      throw error;
+    }
   }
 
   private captioner(): Captioner {
@@ -237,15 +287,17 @@ class RunLoop {
           this.framesProcessed++;
           chunk.push(frame.jpeg);
           if (chunk.length < chunkSize) continue;
-          await this.caption(chunk, frame.readAt, captioner, detector, dropped + session.dropped);
+          this.sessionCounts.dropped = dropped + session.dropped;
+          await this.caption(chunk, frame.readAt, captioner, detector);
           chunk = [];
-          if (this.clock() - this.lastWrite >= this.timing.statusIntervalMs) await this.writeStatus({});
+          if (this.clock() - this.lastWrite >= this.timing.statusIntervalMs) this.writeProgress();
         }
       } finally {
         this.signal.removeEventListener('abort', stop);
         await session.close();
       }
       dropped += session.dropped;
+      this.sessionCounts.dropped = dropped;
       if (this.signal.aborted) break;
       const reason = session.ended?.reason ?? 'the stream ended';
       this.lastError = reason;
@@ -262,7 +314,7 @@ class RunLoop {
         break;
       }
       this.reconnects++;
-      this.deps.onReconnect?.(this.runId);
+      this.report('reconnect');
     }
     // Stopped by the signal: on request (DELETE) the run ends Stopped; a process shutting down leaves it to resume.
     const latest = await this.deps.resources
@@ -277,7 +329,6 @@ class RunLoop {
     readAt: number,
     captioner: Captioner,
     detector: Detector | undefined,
-    droppedFrames: number,
   ): Promise<void> {
     const spec = this.resource.spec;
     const last = frames[frames.length - 1];
@@ -334,19 +385,14 @@ class RunLoop {
     }
     this.captionsPublished++;
     this.lastCaptionTime = iso(this.clock());
-    this.deps.onCaption?.({
-      runId: this.runId,
-      latencyMs: Math.max(0, this.clock() - readAt),
-      framesIn: this.framesProcessed,
-      droppedFrames,
-    });
     await Promise.all([this.toCaptionQa(metadata, blob), this.raiseAlerts(text, detections, metadata, blob)]);
+    this.report('caption', metadata.latency_ms);
   }
 
   private async toCaptionQa(metadata: Record<string, unknown>, blob: string): Promise<void> {
     const target = this.deps.captionQa;
     if (!target) return;
-    const counters = this.deps.counters;
+    const counts = this.sessionCounts.captionQa;
     const { detections: _detections, ...known } = metadata;
     try {
       await postJson(
@@ -357,11 +403,10 @@ class RunLoop {
         },
         this.signal,
       );
-      if (counters) counters.embeddingsPosted++;
+      counts.posted++;
     } catch (error) {
       if (this.signal.aborted) return;
-      const failures = counters ? ++counters.embeddingFailures : 0;
-      logPostFailure(this.log, 'posting the caption to caption-qa', this.runId, error, failures);
+      logPostFailure(this.log, 'posting the caption to caption-qa', this.runId, error, ++counts.failed);
     }
   }
 
@@ -381,7 +426,7 @@ class RunLoop {
       }
       return;
     }
-    const counters = this.deps.counters;
+    const counts = this.sessionCounts.alerts;
     await Promise.all(
       matches.map(async ({ rule, why }) => {
         try {
@@ -404,11 +449,10 @@ class RunLoop {
             },
             this.signal,
           );
-          if (counters) counters.alertsRaised++;
+          counts.raised++;
         } catch (error) {
           if (this.signal.aborted) return;
-          const failures = counters ? ++counters.alertFailures : 0;
-          logPostFailure(this.log, 'raising the alert', this.runId, error, failures);
+          logPostFailure(this.log, 'raising the alert', this.runId, error, ++counts.failed);
         }
       }),
     );
@@ -417,5 +461,6 @@ class RunLoop {
   private async finish(phase: 'Stopped' | 'Failed', message: string): Promise<void> {
     if (phase === 'Failed') this.log.warn('caption run failed', { runId: this.runId, reason: message });
     await this.writeStatus({ phase, message: message.slice(0, ERROR_MAX), finishedTime: iso(this.clock()) });
+    this.report('ended');
   }
 }

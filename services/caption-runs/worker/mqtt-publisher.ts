@@ -18,6 +18,11 @@ export function mqttCaptionPublisher(brokerUrl: string, logger: Logger, clientId
     publish: async (topic, payload) => {
       await client.publishAsync(topic, payload, { qos: 1 });
     },
+    report: (topic, payload) => {
+      client.publish(topic, payload, { qos: 0 }, (error) => {
+        if (error) logger.debug('run report not published', { topic, error: error.message });
+      });
+    },
     close: async () => {
       await client.endAsync(true);
     },

@@ -1,9 +1,12 @@
 import type { Logger } from '../../lib/log/index.js';
 import { argusAuthorization, outboundRequest, UNRESTRICTED } from '../../lib/outbound/index.js';
 
-/** Publishes a run's results on MQTT (QoS 1); resolves once the broker acknowledged. */
+/** Publishes a run's results on MQTT. */
 export interface CaptionPublisher {
+  /** A caption (QoS 1); resolves once the broker acknowledged. */
   publish(topic: string, payload: string): Promise<void>;
+  /** The run's figures (QoS 0, not awaited: each report carries the totals, so a lost one costs nothing lasting). */
+  report(topic: string, payload: string): void;
 }
 
 /** An HTTP endpoint the worker posts JSON to (caption-qa's embeddings, alert-dispatch's alerts). */
@@ -12,14 +15,6 @@ export interface JsonTarget {
   timeoutMs: number;
   /** The platform's API keys: the first is sent (none: no Authorization header). */
   apiKeys?: readonly string[];
-}
-
-/** Counts of what went out of the worker and what failed, per output. */
-export interface OutputCounters {
-  embeddingsPosted: number;
-  embeddingFailures: number;
-  alertsRaised: number;
-  alertFailures: number;
 }
 
 /**

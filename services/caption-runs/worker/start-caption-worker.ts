@@ -2,6 +2,7 @@ import type { ResourceStore } from '../../../operator/ports/index.js';
 import { ConfigError } from '../../lib/config/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import { loadCaptionRunsConfig } from '../config.js';
+import { openCredentialSealer } from '../runs/stream-credentials.js';
 import { openWorkerRuntime, type WorkerRuntime } from './worker-runtime.js';
 
 /**
@@ -17,5 +18,11 @@ export async function startCaptionWorker(
   if (!config.mqttBroker) {
     throw new ConfigError('caption-runs', ['MQTT_BROKER is required by the caption worker outside argus up']);
   }
-  return openWorkerRuntime(config, resources, logger, config.mqttBroker);
+  // The key the service sealed passwords with (CAPTION_RUNS_CREDENTIALS_KEY); a worker never makes one of its own.
+  const credentials = await openCredentialSealer({
+    secret: config.credentialsKey,
+    dataDir: config.platform.dataDir,
+    create: false,
+  });
+  return openWorkerRuntime(config, resources, logger, config.mqttBroker, credentials);
 }

@@ -4,23 +4,14 @@ import { ChatCompletionsClient } from '../../lib/llm/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import { bundledFfmpegPaths } from '../../lib/media/index.js';
 import type { CaptionRunsConfig } from '../config.js';
-import { captionRunWorker, type CaptionEvent, type WorkerTiming } from './caption-worker.js';
+import type { CredentialSealer } from '../runs/stream-credentials.js';
+import { captionRunWorker, type WorkerTiming } from './caption-worker.js';
 import { mqttCaptionPublisher } from './mqtt-publisher.js';
-import type { OutputCounters } from './outputs.js';
 
 /** The caption worker with what it opened (MQTT connection, detector sessions), and the way to release them. */
 export interface WorkerRuntime {
   worker: Worker;
-  counters: OutputCounters;
   close(): Promise<void>;
-}
-
-/** Hooks the service's metrics listen on. */
-export interface WorkerHooks {
-  onCaption?(event: CaptionEvent): void;
-  onReconnect?(runId: string): void;
-  /** Where the outputs' counts go (default: a new object, on the runtime). */
-  counters?: OutputCounters;
 }
 
 /** The worker's pacing from the configuration: back-off 1 s doubling up to CAPTION_RUNS_RECONNECT_MAX_SECONDS. */
@@ -36,14 +27,15 @@ export function workerTiming(stream: CaptionRunsConfig['stream']): WorkerTiming 
 
 /**
  * Builds the caption worker from the service's configuration: one MQTT connection to `brokerUrl` for every run of
- * this process, detector sessions loaded on first use and shared by runs, a VLM client per model name.
+ * this process (captions and the runs' metrics reports), detector sessions loaded on first use and shared by runs, a
+ * VLM client per model name.
  */
 export function openWorkerRuntime(
   config: CaptionRunsConfig,
   resources: ResourceStore,
   logger: Logger,
   brokerUrl: string,
-  hooks: WorkerHooks = {},
+  credentials: CredentialSealer | undefined,
 ): WorkerRuntime {
   const { platform } = config;
   const { apiKeys } = platform;
@@ -59,12 +51,6 @@ export function openWorkerRuntime(
     return (await loading).detector;
   };
   const vlm = config.vlm;
-  const counters: OutputCounters = hooks.counters ?? {
-    embeddingsPosted: 0,
-    embeddingFailures: 0,
-    alertsRaised: 0,
-    alertFailures: 0,
-  };
   const worker = captionRunWorker({
     resources,
     logger,
@@ -83,15 +69,12 @@ export function openWorkerRuntime(
       ? { url: `${config.alertsUrl}/alerts`, timeoutMs: config.postTimeoutMs, apiKeys }
       : undefined,
     mediaRoot: config.mediaRoot,
+    credentials,
     rtspAllow: config.rtspAllow,
     timing: workerTiming(config.stream),
-    counters,
-    onCaption: hooks.onCaption,
-    onReconnect: hooks.onReconnect,
   });
   return {
     worker,
-    counters,
     close: async () => {
       await publisher.close();
       for (const loading of detectors.values()) await (await loading.catch(() => undefined))?.release();
