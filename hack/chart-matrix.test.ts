@@ -7,6 +7,7 @@
  * the backends, refusals, API keys, NOTES, `helm test`, ServiceMonitor, NetworkPolicy, PDB and HPA one by one.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +24,7 @@ import { loadAlertDispatchConfig } from '../services/alert-dispatch/config.js';
 import { loadCameraRulesConfig } from '../services/camera-rules/config.js';
 import { loadCaptionQaConfig } from '../services/caption-qa/config.js';
 import { loadCaptionRunsConfig } from '../services/caption-runs/config.js';
+import { CredentialSealer } from '../services/caption-runs/runs/stream-credentials.js';
 import { loadDataprepConfig } from '../services/dataprep/config.js';
 import { loadFrameAnalysisConfig } from '../services/frame-analysis/config.js';
 import { platformEnvSchema } from '../services/lib/config/index.js';
@@ -72,6 +74,12 @@ const FRIGATE = [
   'services.camera-rules.claimLeaseSeconds=120',
   'services.camera-rules.replicas=2',
 ];
+/** caption-runs with the key that seals stream passwords from a Secret, and two replicas sharing their claims in Redis. */
+const CAPTION_RUNS = [
+  'services.caption-runs.credentials.existingSecret=caption-runs-credentials',
+  'services.caption-runs.replicas=2',
+  'backends.redis.url=redis://redis.cache:6379/0',
+];
 /** camera-rules on Frigate's recordings (its media claim, read-only) with the analyses on another claim. */
 const DIRECTORY = [
   'services.camera-rules.directory.recordings.claimName=frigate-media',
@@ -83,6 +91,7 @@ const MATRIX: Array<[string, string[]]> = [
   ['defaults', []],
   ['camera-rules on Frigate with a user', FRIGATE],
   ['camera-rules on a recordings directory', DIRECTORY],
+  ['caption-runs with a credentials key and replicas', CAPTION_RUNS],
   ['GPU pool', GPU],
   ['external backends', EXTERNAL],
   ['CRDs off', ['crds.enabled=false']],
@@ -97,6 +106,7 @@ const MATRIX: Array<[string, string[]]> = [
     [
       ...GPU,
       KEYS,
+      CAPTION_RUNS[0],
       'worker.namespaces={team-a}',
       'backends.redis.deploy.enabled=true',
       'networkPolicy.enabled=true',
@@ -181,7 +191,7 @@ function restrictedProblems(pod: V1PodSpec): string[] {
 const argusCode = (name: string, pod: Manifest) => name.startsWith('worker ') || containerOf(pod).args?.[0] === 'serve';
 
 /** Names of variables that hold secrets, as the chart's refusal (argus.validate) recognises them. */
-const SECRET_NAME = /(API_KEY|SECRET|TOKEN|PASSWORD|ACCESS_KEY)(?!.*_FILE$)/;
+const SECRET_NAME = /(API_KEY|SECRET|TOKEN|PASSWORD|ACCESS_KEY|CREDENTIALS)(?!.*_FILE$)/;
 
 describe.each(MATRIX)('the chart rendered with %s', (_name, set) => {
   let manifests: Manifest[];
@@ -426,6 +436,74 @@ describe('the chart', () => {
     );
   });
 
+  it('gives caption-runs and every caption-run worker pod one credentials key from the Secret, never its value', async () => {
+    const all = await renderChart(...CAPTION_RUNS, 'services.caption-runs.credentials.key=sealing-key');
+    const ref = { secretKeyRef: { name: 'caption-runs-credentials', key: 'sealing-key' } };
+    // The same reference in the service's Deployment (it seals) and in the operator's worker pods (they open).
+    for (const m of [deployment(all, 'caption-runs'), workerWorkloads(all)['caption-run']])
+      expect(envOf(m).filter((e) => e.name === 'CAPTION_RUNS_CREDENTIALS_KEY')).toEqual([
+        { name: 'CAPTION_RUNS_CREDENTIALS_KEY', valueFrom: ref },
+      ]);
+    // Never in a ConfigMap: not the service's, not the workers' copy in any namespace.
+    for (const configMap of all.filter((m) => m.kind === 'ConfigMap'))
+      expect([configMap.metadata.name, 'CAPTION_RUNS_CREDENTIALS_KEY' in (configMap.data ?? {})]).toEqual([
+        configMap.metadata.name,
+        false,
+      ]);
+    // Both loaders read the one key, so what the service seals the worker opens.
+    const service = loadCaptionRunsConfig(podEnv(all, 'caption-runs'));
+    const worker = loadCaptionRunsConfig(workerEnv(all, 'caption-run'));
+    expect(service.credentialsKey).toBe(secretValue('caption-runs-credentials', 'sealing-key'));
+    expect(worker.credentialsKey).toBe(service.credentialsKey);
+    const url = 'rtsp://argus@cameras.lan:8554/front';
+    const sealed = new CredentialSealer(service.credentialsKey!).seal('hunter2', url);
+    expect(new CredentialSealer(worker.credentialsKey!).open(sealed, url)).toBe('hunter2');
+    // The workers also post to the chart's caption-qa and alert-dispatch and publish on its broker, as the service.
+    for (const config of [service, worker])
+      expect(config).toMatchObject({
+        mqttBroker: 'mqtt://rel-argus-mosquitto.argus.svc:1883',
+        captionQaUrl: 'http://rel-argus-caption-qa.argus.svc:4172/api',
+        alertsUrl: 'http://rel-argus-alert-dispatch.argus.svc:8000/api/v1',
+      });
+    // The key the documented command makes (openssl rand -base64 32: 44 characters) is one the loader takes; half
+    // of it is refused.
+    const documented = (await readFile(path.join(repoRoot, 'charts/argus/values.yaml'), 'utf8')).match(
+      /--from-literal=key="\$\(openssl rand -base64 (\d+)\)"/,
+    );
+    expect(documented?.[1]).toBe('32');
+    const key = (bytes: number) => randomBytes(bytes).toString('base64');
+    expect(loadCaptionRunsConfig({ CAPTION_RUNS_CREDENTIALS_KEY: key(32) }).credentialsKey).toHaveLength(44);
+    expect(() => loadCaptionRunsConfig({ CAPTION_RUNS_CREDENTIALS_KEY: key(16) })).toThrow(
+      'CAPTION_RUNS_CREDENTIALS_KEY',
+    );
+    // Without the value, no pod gets the variable (embedded-only key files are no use in the cluster: starts with a
+    // password are refused there).
+    const defaults = await renderChart();
+    for (const m of [deployment(defaults, 'caption-runs'), workerWorkloads(defaults)['caption-run']])
+      expect(envOf(m).some((e) => e.name === 'CAPTION_RUNS_CREDENTIALS_KEY')).toBe(false);
+  });
+
+  it('scales caption-runs on Redis only, and camera-rules and frame-analysis without it', async () => {
+    const byUrl = await renderChart(
+      'services.caption-runs.replicas=3',
+      'backends.redis.url=redis://redis.cache:6379/0',
+    );
+    expect(deployment(byUrl, 'caption-runs')?.spec.replicas).toBe(3);
+    expect(loadCaptionRunsConfig(podEnv(byUrl, 'caption-runs')).platform.redisUrl).toBe('redis://redis.cache:6379/0');
+    const bySecret = await renderChart('services.caption-runs.replicas=3', 'backends.redis.existingSecret=redis');
+    expect(envOf(deployment(bySecret, 'caption-runs'))).toContainEqual({
+      name: 'ARGUS_REDIS_URL',
+      valueFrom: { secretKeyRef: { name: 'redis', key: 'redis-url' } },
+    });
+    const all = await renderChart(
+      'services.camera-rules.replicas=2',
+      'services.frame-analysis.replicas=2',
+      'services.camera-rules.autoscaling.enabled=true',
+    );
+    expect(deployment(all, 'frame-analysis')?.spec.replicas).toBe(2);
+    expect(find(all, 'HorizontalPodAutoscaler', 'rel-argus-camera-rules')).toBeDefined();
+  });
+
   it.each([
     [
       'one claim, two mounts',
@@ -557,6 +635,26 @@ describe('the chart', () => {
       'replicas without Redis',
       ['services.alert-dispatch.replicas=2'],
       'services.alert-dispatch: more than one replica needs Redis',
+    ],
+    [
+      'replicas of caption-runs without Redis (the start claims)',
+      ['services.caption-runs.replicas=2'],
+      'services.caption-runs: more than one replica needs Redis',
+    ],
+    [
+      'autoscaling caption-runs without Redis',
+      ['services.caption-runs.autoscaling.enabled=true'],
+      'services.caption-runs: more than one replica needs Redis',
+    ],
+    [
+      'a credentials key in a ConfigMap',
+      ['services.caption-runs.env.CAPTION_RUNS_CREDENTIALS_KEY=0123456789abcdef0123456789abcdef'],
+      'services.caption-runs.env.CAPTION_RUNS_CREDENTIALS_KEY looks like a secret, and values land in a ConfigMap',
+    ],
+    [
+      'a credentials Secret that cannot be a name (values.schema.json)',
+      ['services.caption-runs.credentials.existingSecret=Caption_Keys'],
+      'services.caption-runs.credentials.existingSecret: Does not match pattern',
     ],
     [
       'replicas of dataprep on a pod volume',
@@ -728,6 +826,11 @@ describe('the chart', () => {
     expect(script).toContain('-f "$root/hack/kind-values.yaml"');
     expect(script).toContain('--set gpu.image="$image"');
     expect(script).toContain('create secret generic argus-api-keys --from-literal=api-keys=');
+    expect(script).toContain('create secret generic caption-runs-credentials --from-literal=key=');
+    expect(envOf(deployment(all, 'caption-runs'))).toContainEqual({
+      name: 'CAPTION_RUNS_CREDENTIALS_KEY',
+      valueFrom: { secretKeyRef: { name: 'caption-runs-credentials', key: 'key' } },
+    });
   });
 
   it('renders a ServiceMonitor only where the Prometheus operator is, over every service and the operator', async () => {

@@ -24,7 +24,7 @@ import {
   OPERATOR_RULES,
 } from '../operator/drivers/kubernetes/rbac.js';
 import { exportedRuleSets, rbacRuleFiles } from './rbac-rule-files.js';
-import { helmTool, podEnv, renderChart, type Manifest } from './helm-template.js';
+import { helmTool, podEnv, renderChart, secretValue, type Manifest } from './helm-template.js';
 import { apiSchemaProblems } from './k8s-schema.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -599,6 +599,7 @@ describe('the helm chart', () => {
       'services.caption-runs.env.VLM_MODEL=qwen2.5-vl-7b-instruct',
       'services.caption-runs.env.CAPTION_RUNS_RTSP_ALLOW=10.0.0.0/8\\,cameras.lan',
       'services.caption-runs.envFromSecret=vlm-key',
+      'services.caption-runs.credentials.existingSecret=caption-runs-credentials',
     );
     const cameraRules = loadCameraRulesConfig(podEnv(manifests, 'camera-rules'));
     expect(cameraRules.recorder).toMatchObject({
@@ -623,6 +624,8 @@ describe('the helm chart', () => {
     const captionRuns = loadCaptionRunsConfig(podEnv(manifests, 'caption-runs'));
     expect(captionRuns.vlm).toMatchObject({ baseUrl: 'http://vllm:8000/v1', model: 'qwen2.5-vl-7b-instruct' });
     expect(captionRuns.rtspAllow?.entries).toEqual(['10.0.0.0/8', 'cameras.lan']);
+    // The sealing key of the example Secret (its key `key`), as a reference: the loader reads what the Secret holds.
+    expect(captionRuns.credentialsKey).toBe(secretValue('caption-runs-credentials', 'key'));
   });
 
   it('routes each enabled service under its base path, the overlapping ones on hosts of their own', async () => {

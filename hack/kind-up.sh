@@ -41,6 +41,10 @@ kubectl create namespace "$namespace" --dry-run=client -o yaml | kubectl apply -
 if ! kubectl -n "$namespace" get secret argus-api-keys >/dev/null 2>&1; then
   kubectl -n "$namespace" create secret generic argus-api-keys --from-literal=api-keys="$(openssl rand -hex 24)"
 fi
+# The key caption-runs seals stream passwords with (the service and its caption-run workers).
+if ! kubectl -n "$namespace" get secret caption-runs-credentials >/dev/null 2>&1; then
+  kubectl -n "$namespace" create secret generic caption-runs-credentials --from-literal=key="$(openssl rand -base64 32)"
+fi
 
 helm upgrade --install argus "$root/charts/argus" -n "$namespace" -f "$root/hack/kind-values.yaml" \
   --set image.repository="${image%:*}" --set image.tag="${image##*:}" --set gpu.image="$image"

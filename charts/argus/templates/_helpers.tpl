@@ -319,6 +319,11 @@ worker caption-runs'), with `gpu` the worker's own. (list $ service values gpu)
 {{- if eq $service "caption-runs" -}}
 {{- if (index $on "caption-qa") }}{{ $_ := set $config "CAPTION_RUNS_CAPTION_QA_URL" (include "argus.serviceUrl" (list $ "caption-qa")) }}{{ end -}}
 {{- if (index $on "alert-dispatch") }}{{ $_ := set $config "CAPTION_RUNS_ALERTS_URL" (include "argus.serviceUrl" (list $ "alert-dispatch")) }}{{ end -}}
+{{- /* One key for the service (it seals stream passwords) and every caption-run worker (it opens them). */ -}}
+{{- $credentials := $values.credentials | default dict -}}
+{{- if $credentials.existingSecret -}}
+{{- $secrets = append $secrets (dict "name" "CAPTION_RUNS_CREDENTIALS_KEY" "valueFrom" (dict "secretKeyRef" (dict "name" $credentials.existingSecret "key" $credentials.key))) -}}
+{{- end -}}
 {{- end -}}
 {{- /* Redis, shared by the replicas. */ -}}
 {{- if $b.redis.existingSecret -}}
@@ -388,13 +393,13 @@ empty without directory.recordings.claimName. Pass services.camera-rules' values
 Refusals that no schema can express, each naming the value to change. Rendered once (services.yaml).
 */}}
 {{- define "argus.validate" -}}
-{{- $secretName := "(API_KEY|SECRET|TOKEN|PASSWORD|ACCESS_KEY)" -}}
+{{- $secretName := "(API_KEY|SECRET|TOKEN|PASSWORD|ACCESS_KEY|CREDENTIALS)" -}}
 {{- $sources := dict "env" .Values.env "operator.env" .Values.operator.env -}}
 {{- range $service, $values := .Values.services }}{{ $_ := set $sources (printf "services.%s.env" $service) ($values.env | default dict) }}{{ end -}}
 {{- range $where, $env := $sources -}}
 {{- range $key, $value := $env -}}
 {{- if and (regexMatch $secretName $key) (not (hasSuffix "_FILE" $key)) -}}
-{{- fail (printf "%s.%s looks like a secret, and values land in a ConfigMap: put it in a Secret you create and name that Secret (services.<name>.envFromSecret, backends.*.existingSecret or auth.apiKeys.existingSecret)" $where $key) -}}
+{{- fail (printf "%s.%s looks like a secret, and values land in a ConfigMap: put it in a Secret you create and name that Secret (services.<name>.envFromSecret, or the existingSecret of backends.*, auth.apiKeys, services.camera-rules.frigate or services.caption-runs.credentials)" $where $key) -}}
 {{- end -}}
 {{- if regexMatch "://[^/@]+@" (toString $value) -}}
 {{- fail (printf "%s.%s holds credentials in its URL, and values land in a ConfigMap: put the URL in a Secret (services.<name>.envFromSecret, or backends.redis.existingSecret for Redis)" $where $key) -}}
@@ -433,7 +438,8 @@ Refusals that no schema can express, each naming the value to change. Rendered o
 {{- fail "services.camera-rules reads Frigate's events over MQTT: set backends.mqtt.url to Frigate's broker" -}}
 {{- end -}}
 {{- $scaled := or (gt (int $values.replicas) 1) (and $values.autoscaling $values.autoscaling.enabled) -}}
-{{- if and $scaled (has $service (list "dataprep" "caption-qa" "alert-dispatch")) -}}
+{{- /* caption-runs: the start claims (one run per stream and pipeline) are in the shared state. */ -}}
+{{- if and $scaled (has $service (list "dataprep" "caption-qa" "alert-dispatch" "caption-runs")) -}}
 {{- if not (or $config.ARGUS_REDIS_URL (has "ARGUS_REDIS_URL" $secretNames)) -}}
 {{- fail (printf "services.%s: more than one replica needs Redis for what the replicas share: set backends.redis.url, backends.redis.existingSecret or backends.redis.deploy.enabled=true" $service) -}}
 {{- end -}}
