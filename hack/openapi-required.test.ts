@@ -23,7 +23,10 @@ interface Operation {
  */
 const ALL_OPTIONAL: Record<string, string> = {};
 
-/** The objects with properties but no `required` in every 2xx JSON answer of a document, named by where they are. */
+/**
+ * The objects with properties but no `required` in every 2xx JSON answer and event stream (its events' components)
+ * of a document, named by where they are.
+ */
 function objectsWithoutRequired(doc: Record<string, unknown>): string[] {
   const components = ((doc.components as { schemas?: Record<string, Schema> } | undefined)?.schemas ?? {}) as Record<
     string,
@@ -53,7 +56,8 @@ function objectsWithoutRequired(doc: Record<string, unknown>): string[] {
       for (const [status, response] of Object.entries(op.responses)) {
         if (!/^2\d\d$/.test(status)) continue;
         for (const [type, media] of Object.entries(response.content ?? {})) {
-          if (/[/+]json$/.test(type)) walk(media.schema, `${method.toUpperCase()} ${path} → ${status}`);
+          if (/[/+]json$|^text\/event-stream$/.test(type))
+            walk(media.schema, `${method.toUpperCase()} ${path} → ${status}`);
         }
       }
     }
