@@ -13,21 +13,22 @@ export interface InfoRouteDeps {
   startedAt: number;
 }
 
+/** A subscription as answered: entries are validated with their defaults applied, and the route fills in the rest. */
 const subscriptionBody = Joi.object({
   alert_name: Joi.string().required(),
   tools: Joi.array().items(Joi.string()).required(),
-  tool_arguments: Joi.object().unknown(true),
+  tool_arguments: Joi.object().unknown(true).required(),
   dedup: Joi.object({
-    enabled: Joi.boolean(),
-    strategy: Joi.string(),
-    fields: Joi.array().items(Joi.string()),
-    window_seconds: Joi.number(),
-    on_missing: Joi.string(),
-  }),
+    enabled: Joi.boolean().required(),
+    strategy: Joi.string().required(),
+    fields: Joi.array().items(Joi.string()).required(),
+    window_seconds: Joi.number().required(),
+    on_missing: Joi.string().required(),
+  }).required(),
   escalation: Joi.object({
     threshold_consecutive: Joi.number().allow(null).required(),
-    additional_tools: Joi.array().items(Joi.string()),
-  }),
+    additional_tools: Joi.array().items(Joi.string()).required(),
+  }).required(),
 });
 
 /** GET /subscriptions and GET /health. */

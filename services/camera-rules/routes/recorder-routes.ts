@@ -8,24 +8,28 @@ export const CAMERA_NAME_MAX = 253;
 /** Most events one GET /events answers. */
 export const EVENTS_LIMIT_MAX = 1000;
 
+/** A camera as answered (Camera: both fields always sent). */
 const cameraBody = Joi.object({
-  name: Joi.string(),
-  labels: Joi.array().items(Joi.string()).description("Tracked object labels (Frigate's objects.track)"),
+  name: Joi.string().required(),
+  labels: Joi.array().items(Joi.string()).required().description("Tracked object labels (Frigate's objects.track)"),
 }).label('Camera');
 
-/** An event in Frigate's `/api/events` shape. */
+/** An event in Frigate's `/api/events` shape (RecorderEvent: every field always sent, null where unknown). */
 export const eventBody = Joi.object({
-  id: Joi.string(),
-  camera: Joi.string(),
-  label: Joi.string(),
-  sub_label: Joi.string().allow(null),
-  zones: Joi.array().items(Joi.string()),
-  start_time: Joi.number().description('Unix seconds'),
-  end_time: Joi.number().allow(null).description('Unix seconds; null while the event is in progress'),
-  has_clip: Joi.boolean(),
-  has_snapshot: Joi.boolean(),
-  top_score: Joi.number().allow(null),
-  data: Joi.object().unknown(true).description("Frigate's event data: box, region, score, type, description, …"),
+  id: Joi.string().required(),
+  camera: Joi.string().required(),
+  label: Joi.string().required(),
+  sub_label: Joi.string().allow(null).required(),
+  zones: Joi.array().items(Joi.string()).required(),
+  start_time: Joi.number().required().description('Unix seconds'),
+  end_time: Joi.number().allow(null).required().description('Unix seconds; null while the event is in progress'),
+  has_clip: Joi.boolean().required(),
+  has_snapshot: Joi.boolean().required(),
+  top_score: Joi.number().allow(null).required(),
+  data: Joi.object()
+    .unknown(true)
+    .required()
+    .description("Frigate's event data: box, region, score, type, description, …"),
 }).label('RecorderEvent');
 
 const eventsQuery = Joi.object<Omit<EventQuery, 'analyse' | 'oldestFirst'>, true>({

@@ -59,11 +59,11 @@ export function responseRoutes(rules: RuleBook): RouteSpec[] {
             Joi.string(),
             Joi.array().items(
               Joi.object({
-                event_id: Joi.string(),
-                video_id: Joi.string().allow(null),
-                bucket_name: Joi.string().allow(null),
-                status: Joi.string().valid('pending', 'succeeded', 'failed'),
-                message: Joi.string().allow(null),
+                event_id: Joi.string().required(),
+                video_id: Joi.string().allow(null).required(),
+                bucket_name: Joi.string().allow(null).required(),
+                status: Joi.string().valid('pending', 'succeeded', 'failed').required(),
+                message: Joi.string().allow(null).required(),
               }).label('SearchResponse'),
             ),
           ),

@@ -213,7 +213,10 @@ export function runRoutes(deps: RunRoutesDeps): RouteSpec[] {
       responses: {
         200: {
           description: 'Stopped',
-          schema: Joi.object({ status: Joi.string().valid('stopped'), runId: Joi.string() }).label('RunStopped'),
+          schema: Joi.object({
+            status: Joi.string().valid('stopped').required(),
+            runId: Joi.string().required(),
+          }).label('RunStopped'),
         },
         404: notFound,
       },

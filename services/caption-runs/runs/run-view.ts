@@ -57,39 +57,44 @@ export function runView(run: CaptionRun): Record<string, unknown> {
 const nullableString = () => Joi.string().allow(null);
 const nullableInteger = () => Joi.number().integer().allow(null);
 
-/** Joi schema of the Run, for the OpenAPI document. */
+/** Joi schema of the Run, for the OpenAPI document: runView sends every field (null where unknown). */
 export const runSchema = Joi.object({
-  runId: Joi.string().description('Sanitised runName (unique with _1, _2, …) or 10 random hex characters'),
-  pipelineId: Joi.string().description('Id of this run instance (the CaptionRun uid)'),
-  peerId: Joi.string().description('s and 7 hex characters'),
-  mqttTopic: Joi.string().description('live-video-captioning/{runId}: where the run publishes'),
-  modelName: Joi.string(),
-  pipelineName: Joi.string(),
-  pipelineType: nullableString().valid('detection', 'non-detection', null),
-  runName: Joi.string().allow(''),
-  prompt: Joi.string(),
-  maxTokens: Joi.number().integer().description('maxNewTokens of the request'),
-  rtspUrl: Joi.string().description('The stream; a password in it is shown as ***'),
-  frameRate: Joi.number().allow(null),
-  chunkSize: nullableInteger(),
-  frameWidth: nullableInteger(),
-  frameHeight: nullableInteger(),
-  detectionModelName: nullableString(),
-  detectionThreshold: Joi.number().allow(null),
-  alerts: Joi.array().items(
-    Joi.object({ name: Joi.string(), captionContains: Joi.string(), label: Joi.string() }).label('RunAlertRule'),
-  ),
+  runId: Joi.string().required().description('Sanitised runName (unique with _1, _2, …) or 10 random hex characters'),
+  pipelineId: Joi.string().required().description('Id of this run instance (the CaptionRun uid)'),
+  peerId: Joi.string().required().description('s and 7 hex characters'),
+  mqttTopic: Joi.string().required().description('live-video-captioning/{runId}: where the run publishes'),
+  modelName: Joi.string().required(),
+  pipelineName: Joi.string().required(),
+  pipelineType: nullableString().valid('detection', 'non-detection', null).required(),
+  runName: Joi.string().allow('').required(),
+  prompt: Joi.string().required(),
+  maxTokens: Joi.number().integer().required().description('maxNewTokens of the request'),
+  rtspUrl: Joi.string().required().description('The stream; a password in it is shown as ***'),
+  frameRate: Joi.number().allow(null).required(),
+  chunkSize: nullableInteger().required(),
+  frameWidth: nullableInteger().required(),
+  frameHeight: nullableInteger().required(),
+  detectionModelName: nullableString().required(),
+  detectionThreshold: Joi.number().allow(null).required(),
+  alerts: Joi.array()
+    .items(
+      Joi.object({ name: Joi.string().required(), captionContains: Joi.string(), label: Joi.string() }).label(
+        'RunAlertRule',
+      ),
+    )
+    .required(),
   status: Joi.string()
     .valid('starting', 'running', 'reconnecting', 'failed', 'stopped')
+    .required()
     .description('The run phase in lower case; stopped as soon as DELETE asked for it'),
-  active: Joi.boolean().description('Listed by GET /api/generate_captions_alerts without ?state=all'),
-  message: nullableString().description('Detail of the phase'),
-  createdAt: nullableString(),
-  startTime: nullableString(),
-  finishedTime: nullableString(),
-  framesProcessed: Joi.number().integer(),
-  captionsPublished: Joi.number().integer(),
-  reconnects: Joi.number().integer(),
-  lastCaptionTime: nullableString(),
-  lastError: nullableString(),
+  active: Joi.boolean().required().description('Listed by GET /api/generate_captions_alerts without ?state=all'),
+  message: nullableString().required().description('Detail of the phase'),
+  createdAt: nullableString().required(),
+  startTime: nullableString().required(),
+  finishedTime: nullableString().required(),
+  framesProcessed: Joi.number().integer().required(),
+  captionsPublished: Joi.number().integer().required(),
+  reconnects: Joi.number().integer().required(),
+  lastCaptionTime: nullableString().required(),
+  lastError: nullableString().required(),
 }).label('Run');

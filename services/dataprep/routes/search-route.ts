@@ -99,25 +99,28 @@ export const searchBody = () =>
       'object.xor': 'give only one of query, image_base64, image_url or like',
     });
 
+/** A hit as answered (SearchHit): the fields without `?` there are always sent. */
 const hitSchema = Joi.object({
-  video_id: Joi.string(),
-  bucket_name: Joi.string(),
-  kind: Joi.string().valid('frame', 'object', 'summary'),
-  timestamp: Joi.number(),
-  frame_id: Joi.number().integer(),
-  score: Joi.number(),
-  tags: Joi.array().items(Joi.string()),
-  metadata: Joi.object().unknown(true),
+  video_id: Joi.string().required(),
+  bucket_name: Joi.string().required(),
+  kind: Joi.string().valid('frame', 'object', 'summary').required(),
+  timestamp: Joi.number().required(),
+  frame_id: Joi.number().integer().required(),
+  score: Joi.number().required(),
+  tags: Joi.array().items(Joi.string()).required(),
+  metadata: Joi.object().unknown(true).required(),
   video_name: Joi.string(),
   media_type: Joi.string(),
-  label: Joi.string(),
-  bbox: Joi.array().items(Joi.number()),
+  label: Joi.string().description('Object hits: the detected class'),
+  bbox: Joi.array().items(Joi.number()).description('Object hits: the box [x1, y1, x2, y2] in source pixels'),
   labels: Joi.array().items(Joi.string()),
   description: Joi.string(),
   from_seconds: Joi.number(),
   to_seconds: Joi.number(),
-  thumbnail_url: Joi.string(),
-  video_url: Joi.string().description('The download URL with a #t=<seconds> media fragment: plays from the moment'),
+  thumbnail_url: Joi.string().required(),
+  video_url: Joi.string()
+    .required()
+    .description('The download URL with a #t=<seconds> media fragment: plays from the moment'),
 });
 
 /** The filters and options of a validated body. */
@@ -184,12 +187,12 @@ export function searchRoute(services: DataprepServices): RouteSpec {
       200: {
         description: 'Hits, best first',
         schema: Joi.object({
-          status: Joi.string().valid('success'),
-          mode: Joi.string().valid('descriptions', 'clip'),
-          labels: Joi.array().items(Joi.string()).description('Classes the text query named'),
+          status: Joi.string().valid('success').required(),
+          mode: Joi.string().valid('descriptions', 'clip').required(),
+          labels: Joi.array().items(Joi.string()).required().description('Classes the text query named'),
           position: Joi.string().valid('left', 'centre', 'right'),
-          count: Joi.number().integer(),
-          hits: Joi.array().items(hitSchema),
+          count: Joi.number().integer().required(),
+          hits: Joi.array().items(hitSchema).required(),
         }),
       },
       400: { description: 'Invalid request, or an image that cannot be used', schema: errorBody() },
