@@ -1,24 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { multiPoseModelsDir } from '../services/frame-analysis/testing/serve-app.js';
 import { childEnv, runArgusCli, tempDir } from '../test/support/argus-process.js';
+import { freeLoopbackPort } from '../test/support/free-port.js';
 
 let data: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {
   data = await tempDir('argus-cli-');
 });
 afterAll(() => data.remove());
-
-/** A loopback port nothing listens on (taken from the kernel, then freed). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const argus = (args: string[], env: Record<string, string> = {}) =>
   runArgusCli(args, childEnv({ ARGUS_DATA_DIR: data.dir, ...env }));
@@ -49,7 +40,7 @@ describe('argus command line', () => {
   });
 
   it('up reports every service’s problems and unknown ARGUS_* names together, before anything listens', async () => {
-    const framePort = await freePort();
+    const framePort = await freeLoopbackPort();
     const run = await argus(['up'], {
       ARGUS_DATA_DRI: '/elsewhere',
       MM_DATAPREP_HOST_PORT: 'six-thousand',

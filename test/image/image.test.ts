@@ -25,6 +25,7 @@ import {
   startToListening,
   type ImageFacts,
 } from './testing/podman.js';
+import { freeLoopbackPort } from '../support/free-port.js';
 
 const run = promisify(execFile);
 const IMAGE = 'localhost/argus:image-test';
@@ -37,18 +38,6 @@ const BUILD_TIMEOUT_MS = 40 * 60_000;
 const unavailable = podmanUnavailable();
 if (unavailable) console.warn(`container image tests skipped: ${unavailable}`);
 const describeWithPodman = unavailable ? describe.skip : describe;
-
-/** A free TCP port on loopback (the containers that listen on the host network take one). */
-async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 /** Polls `healthy` until it answers true; resolves to the milliseconds since `since`. Bounded: 600 tries. */
 async function untilHealthy(since: number, healthy: () => Promise<boolean>): Promise<number> {
@@ -183,7 +172,7 @@ describeWithPodman('container image', () => {
     async () => {
       const name = 'argus-image-dispatch';
       await removeContainer(name);
-      const port = await freePort();
+      const port = await freeLoopbackPort();
       const started = performance.now();
       await podman([
         'run',

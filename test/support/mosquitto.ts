@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestBroker } from './mqtt-broker.js';
+import { freeLoopbackPort } from './free-port.js';
 
 /** Where Debian's `mosquitto` package puts the broker (`apt-get install -y mosquitto`, done by `.ci/run`). */
 const MOSQUITTO_PATHS = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto'];
@@ -19,15 +20,6 @@ export function mosquittoMissing(): string | undefined {
   return mosquittoBinary()
     ? undefined
     : `SKIPPED: Debian's mosquitto is not installed (apt-get install -y mosquitto; .ci/run does it as root)`;
-}
-
-/** A free loopback port (bound and released). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Resolves once something accepts connections on the port (bounded: 200 tries, 25 ms apart). */
@@ -57,7 +49,7 @@ export async function startMosquitto(): Promise<TestBroker> {
   const binary = mosquittoBinary();
   if (!binary) throw new Error(mosquittoMissing());
   const dir = await mkdtemp(path.join(os.tmpdir(), 'mosquitto-'));
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const config = path.join(dir, 'mosquitto.conf');
   await writeFile(config, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
   let child: ChildProcess | undefined;

@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freeLoopbackPort } from '../../../test/support/free-port.js';
 
 /** Debian's python, which has `gi` (the `python3` first on PATH on these machines may be another build without it). */
 const PYTHON = '/usr/bin/python3';
@@ -23,15 +23,6 @@ export function rtspServerUnavailable(): string | undefined {
   return undefined;
 }
 
-/** A free TCP port on 127.0.0.1. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** A GStreamer RTSP server on 127.0.0.1 (a live test pattern, or an MP4's H.264), and a camera reboot. */
 export interface RtspServer {
   url: string;
@@ -50,7 +41,7 @@ export interface PatternOptions {
 
 /** Starts the server and waits for it to listen (its "ready" line). */
 export async function startRtspServer(mount = 'cam', file?: string, pattern: PatternOptions = {}): Promise<RtspServer> {
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   let child: ChildProcess | undefined;
   const start = async () => {
     const env = {

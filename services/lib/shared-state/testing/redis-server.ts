@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import { freeLoopbackPort } from '../../../../test/support/free-port.js';
 
 /** Where the tests find Debian's redis-server (installed by .ci/run); undefined when it is not installed. */
 export const REDIS_SERVER = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find(
@@ -14,14 +14,6 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again on the same port (after `stop`): a restart seen by connected clients. */
   restart(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 function launch(port: number): Promise<ChildProcess> {
@@ -43,7 +35,7 @@ function launch(port: number): Promise<ChildProcess> {
 /** Starts redis-server on a free loopback port; resolves once it accepts connections. */
 export async function startRedisServer(): Promise<RedisServer> {
   if (!REDIS_SERVER) throw new Error('redis-server is not installed (apt-get install redis-server)');
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   let child: ChildProcess | undefined = await launch(port);
   const stop = async () => {
     const running = child;
