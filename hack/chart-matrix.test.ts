@@ -80,6 +80,8 @@ const CAPTION_RUNS = [
   'services.caption-runs.replicas=2',
   'backends.redis.url=redis://redis.cache:6379/0',
 ];
+/** caption-runs reading demo files (rtspUrl a path below CAPTION_RUNS_MEDIA_ROOT) from a folder of a claim. */
+const MEDIA = ['services.caption-runs.media.claimName=demo-media', 'services.caption-runs.media.subPath=clips'];
 /** camera-rules on Frigate's recordings (its media claim, read-only) with the analyses on another claim. */
 const DIRECTORY = [
   'services.camera-rules.directory.recordings.claimName=frigate-media',
@@ -92,6 +94,7 @@ const MATRIX: Array<[string, string[]]> = [
   ['camera-rules on Frigate with a user', FRIGATE],
   ['camera-rules on a recordings directory', DIRECTORY],
   ['caption-runs with a credentials key and replicas', CAPTION_RUNS],
+  ['caption-runs reading files from a media claim', MEDIA],
   ['GPU pool', GPU],
   ['external backends', EXTERNAL],
   ['CRDs off', ['crds.enabled=false']],
@@ -107,6 +110,7 @@ const MATRIX: Array<[string, string[]]> = [
       ...GPU,
       KEYS,
       CAPTION_RUNS[0],
+      MEDIA[0],
       'worker.namespaces={team-a}',
       'backends.redis.deploy.enabled=true',
       'networkPolicy.enabled=true',
@@ -550,6 +554,35 @@ describe('the chart', () => {
     ).toBe(false);
   });
 
+  it("mounts caption-runs' media read-only in caption-runs and every caption-run worker pod alike", async () => {
+    const all = await renderChart(...MEDIA);
+    const pods = {
+      'caption-runs': deployment(all, 'caption-runs'),
+      'caption-run': workerWorkloads(all)['caption-run'],
+    };
+    const seen = Object.entries(pods).map(([name, m]) => {
+      const { mediaRoot } = loadCaptionRunsConfig(name === 'caption-runs' ? podEnv(all, name) : workerEnv(all, name));
+      const mount = containerOf(m).volumeMounts?.find((v) => v.mountPath === mediaRoot);
+      const claim = podOf(m).volumes?.find((v) => v.name === mount?.name)?.persistentVolumeClaim;
+      expect([name, restrictedProblems(podOf(m))]).toEqual([name, []]);
+      return { mediaRoot, claim, subPath: mount?.subPath, readOnly: mount?.readOnly };
+    });
+    // The same files where the service checks a path at start and where the worker reads it.
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[0]).toEqual({
+      mediaRoot: '/var/lib/argus/caption-runs/media',
+      claim: { claimName: 'demo-media', readOnly: true },
+      subPath: 'clips',
+      readOnly: true,
+    });
+    // Without a claim: no files in either, no media volume.
+    const plain = await renderChart();
+    expect(loadCaptionRunsConfig(podEnv(plain, 'caption-runs')).mediaRoot).toBeUndefined();
+    expect(loadCaptionRunsConfig(workerEnv(plain, 'caption-run')).mediaRoot).toBeUndefined();
+    for (const m of [deployment(plain, 'caption-runs'), workerWorkloads(plain)['caption-run']])
+      expect((podOf(m).volumes ?? []).filter((v) => v.persistentVolumeClaim)).toEqual([]);
+  });
+
   it('runs a small Mosquitto by default and points every MQTT user at it; Redis from the chart on demand', async () => {
     const all = await renderChart('backends.redis.deploy.enabled=true');
     const broker = 'mqtt://rel-argus-mosquitto.argus.svc:1883';
@@ -655,6 +688,21 @@ describe('the chart', () => {
       'a credentials Secret that cannot be a name (values.schema.json)',
       ['services.caption-runs.credentials.existingSecret=Caption_Keys'],
       'services.caption-runs.credentials.existingSecret: Does not match pattern',
+    ],
+    [
+      "a media root of caption-runs' own (its worker pods would not have the files)",
+      ['services.caption-runs.env.CAPTION_RUNS_MEDIA_ROOT=/media'],
+      'services.caption-runs.env.CAPTION_RUNS_MEDIA_ROOT: set services.caption-runs.media.claimName instead',
+    ],
+    [
+      'a media root in the shared env beside a media claim',
+      [MEDIA[0], 'env.CAPTION_RUNS_MEDIA_ROOT=/media'],
+      'env.CAPTION_RUNS_MEDIA_ROOT: set services.caption-runs.media.claimName instead',
+    ],
+    [
+      'a media claim that cannot be a name (values.schema.json)',
+      ['services.caption-runs.media.claimName=Demo_Media'],
+      'services.caption-runs.media.claimName: Does not match pattern',
     ],
     [
       'replicas of dataprep on a pod volume',

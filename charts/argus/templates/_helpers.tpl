@@ -324,6 +324,10 @@ worker caption-runs'), with `gpu` the worker's own. (list $ service values gpu)
 {{- if $credentials.existingSecret -}}
 {{- $secrets = append $secrets (dict "name" "CAPTION_RUNS_CREDENTIALS_KEY" "valueFrom" (dict "secretKeyRef" (dict "name" $credentials.existingSecret "key" $credentials.key))) -}}
 {{- end -}}
+{{- /* The media claim, at one path in the service and every worker (argus.captionRunsMediaVolumes). */ -}}
+{{- if ($values.media | default dict).claimName -}}
+{{- $_ := set $config "CAPTION_RUNS_MEDIA_ROOT" (include "argus.captionRunsMediaDir" $) -}}
+{{- end -}}
 {{- end -}}
 {{- /* Redis, shared by the replicas. */ -}}
 {{- if $b.redis.existingSecret -}}
@@ -369,6 +373,27 @@ empty without directory.recordings.claimName. Pass services.camera-rules' values
 {{- end -}}
 {{- $mount = dict "name" $volume "mountPath" (include "argus.detectionsDir" .) -}}
 {{- with $detections.subPath }}{{ $_ := set $mount "subPath" . }}{{ end -}}
+{{- $mounts = append $mounts $mount -}}
+{{- end -}}
+{{- dict "volumes" $volumes "mounts" $mounts | toYaml -}}
+{{- end -}}
+
+{{/* Where caption-runs and every caption-run worker see the files a run may read as a stream (CAPTION_RUNS_MEDIA_ROOT). */}}
+{{- define "argus.captionRunsMediaDir" -}}/var/lib/argus/caption-runs/media{{- end -}}
+
+{{/*
+caption-runs' media, shared by caption-runs (it checks a file path when a run starts) and every caption-run worker
+pod (it reads the file): the media claim mounted read-only at argus.captionRunsMediaDir. YAML {volumes, mounts};
+empty without media.claimName. Pass services.caption-runs' values.
+*/}}
+{{- define "argus.captionRunsMediaVolumes" -}}
+{{- $media := .media | default dict -}}
+{{- $volumes := list -}}
+{{- $mounts := list -}}
+{{- if $media.claimName -}}
+{{- $volumes = append $volumes (dict "name" "caption-runs-media" "persistentVolumeClaim" (dict "claimName" $media.claimName "readOnly" true)) -}}
+{{- $mount := dict "name" "caption-runs-media" "mountPath" (include "argus.captionRunsMediaDir" .) "readOnly" true -}}
+{{- with $media.subPath }}{{ $_ := set $mount "subPath" . }}{{ end -}}
 {{- $mounts = append $mounts $mount -}}
 {{- end -}}
 {{- dict "volumes" $volumes "mounts" $mounts | toYaml -}}
@@ -420,6 +445,14 @@ Refusals that no schema can express, each naming the value to change. Rendered o
 {{- range $env.secrets }}{{ $secretNames = append $secretNames .name }}{{ end -}}
 {{- if and (eq $service "caption-runs") (not $config.MQTT_BROKER) -}}
 {{- fail "services.caption-runs needs an MQTT broker (its caption workers publish there and the service relays them): set backends.mqtt.url, or backends.mqtt.mosquitto.enabled=true for the chart's own" -}}
+{{- end -}}
+{{- /* Files a run reads exist in the worker pods only through media.claimName (extraVolumes stay on the service's pods). */ -}}
+{{- if eq $service "caption-runs" -}}
+{{- range $where, $env := dict "env" ($.Values.env | default dict) "services.caption-runs.env" ($values.env | default dict) -}}
+{{- if hasKey $env "CAPTION_RUNS_MEDIA_ROOT" -}}
+{{- fail (printf "%s.CAPTION_RUNS_MEDIA_ROOT: set services.caption-runs.media.claimName instead (the chart mounts that claim in caption-runs and every caption-run worker pod, which reads the file, and sets the variable)" $where) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- if eq $service "camera-rules" -}}
 {{- $frigate := $values.frigate | default dict -}}
