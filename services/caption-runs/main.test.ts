@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -7,6 +7,8 @@ import { startTestBroker, subscribe, type TestBroker } from '../../test/support/
 import { ConfigError } from '../lib/config/index.js';
 import { createLogger } from '../lib/log/index.js';
 import { startCaptionRuns } from './main.js';
+import { makeStreetVideo, STREET_SCENES } from './testing/photo-video.js';
+import { statusReaches } from './testing/run-status.js';
 import { rtspServerUnavailable, startRtspServer } from './testing/rtsp-server.js';
 import { openTestControlPlane, sendJson } from './testing/serve-app.js';
 
@@ -94,6 +96,61 @@ describe('startCaptionRuns', () => {
     },
     90_000,
   );
+
+  it('captions a file below CAPTION_RUNS_MEDIA_ROOT end to end (API → controller → worker → MQTT → stop); a path outside it is refused', async () => {
+    const street = await makeStreetVideo();
+    const root = path.join(dataDir, 'file-run');
+    const mediaRoot = path.join(root, 'media');
+    await mkdir(path.join(mediaRoot, 'demo'), { recursive: true });
+    await copyFile(street, path.join(mediaRoot, 'demo', 'street.mp4'));
+    // The same video beside the root: a real file, but outside it.
+    await copyFile(street, path.join(root, 'outside.mp4'));
+    const captions = await subscribe(broker.url, 'live-video-captioning/+');
+    const plane = await openTestControlPlane(root, logger);
+    const service = await startCaptionRuns(
+      { ...env, ARGUS_DATA_DIR: root, CAPTION_RUNS_MEDIA_ROOT: mediaRoot },
+      plane.controlPlane,
+      broker.url,
+      logger,
+    );
+    const runs = `${service.url}/api/generate_captions_alerts`;
+    try {
+      await plane.startControllers();
+      for (const outside of [
+        '../outside.mp4',
+        path.join(root, 'outside.mp4'),
+        `file://${path.join(root, 'outside.mp4')}`,
+      ]) {
+        const refused = await sendJson(runs, { rtspUrl: outside, runName: 'escape' });
+        expect([outside, refused.status]).toEqual([outside, 422]);
+        expect((await refused.json()).detail).toEqual([expect.objectContaining({ loc: ['body', 'rtspUrl'] })]);
+      }
+      expect(await (await fetch(runs)).json()).toEqual([]);
+
+      const started = await sendJson(runs, { rtspUrl: 'demo/street.mp4', runName: 'demo', frameRate: 2 });
+      expect(started.status).toBe(200);
+      expect(await started.json()).toMatchObject({ runId: 'demo', rtspUrl: 'demo/street.mp4' });
+      // The photos' objects, found by the detector in the file's frames and named by the offline caption.
+      for (const { label } of STREET_SCENES) {
+        const seen = await captions.waitFor(
+          (m) =>
+            m.topic === 'live-video-captioning/demo' &&
+            m.payload.metadata.detections.some((d: { label: string }) => d.label === label),
+        );
+        expect(seen.payload.metadata).toMatchObject({ model: 'offline-detection-captioner', img_format: 'jpeg' });
+      }
+      const stopped = await fetch(`${runs}/demo`, { method: 'DELETE' });
+      expect(await stopped.json()).toEqual({ status: 'stopped', runId: 'demo' });
+      const finished = await statusReaches(plane.controlPlane.resources, 'demo', (r) => r.status?.phase === 'Stopped');
+      expect(finished.status).toMatchObject({ finishedTime: expect.any(String) });
+      expect((finished.status?.captionsPublished ?? 0) >= STREET_SCENES.length).toBe(true);
+    } finally {
+      await plane.stopWork();
+      await service.close();
+      await plane.close();
+      await captions.close();
+    }
+  }, 90_000);
 
   it('refuses to start with an invalid configuration, listing the problem', async () => {
     const plane = await openTestControlPlane(dataDir, logger);

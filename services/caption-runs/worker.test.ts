@@ -1,16 +1,17 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import type { CaptionRun } from '../../operator/api/index.js';
 import type { ResourceStore } from '../../operator/ports/index.js';
 import { startFakeChatCompletions, type FakeChatCompletions } from '../../test/support/fake-chat-completions.js';
 import { ensureDefaultModels } from '../../test/support/models.js';
 import { loadModels, type Detector, type LoadedModels } from '../lib/inference/index.js';
 import { ChatCompletionsClient } from '../lib/llm/index.js';
 import { bundledFfmpegPaths } from '../lib/media/index.js';
-import { OFFLINE_CAPTION_LABEL } from '../lib/scene-description/index.js';
+import { COCO_LABELS, labelsNamed, OFFLINE_CAPTION_LABEL } from '../lib/scene-description/index.js';
 import { runResourceName } from './runs/run-ids.js';
 import { CredentialSealer } from './runs/stream-credentials.js';
 import { connectRelay } from './relay/mqtt-relay-source.js';
 import { startJsonReceiver, type JsonReceiver } from './testing/json-receiver.js';
+import { makeStreetVideo, STREET_SCENES } from './testing/photo-video.js';
+import { statusReaches } from './testing/run-status.js';
 import { readSse } from './testing/sse-reader.js';
 import { rtspServerUnavailable, startRtspServer, type RtspServer } from './testing/rtsp-server.js';
 import { sendJson, serveRuns, type ServedRuns } from './testing/serve-app.js';
@@ -102,20 +103,6 @@ function deps(store: ResourceStore): CaptionWorkerDeps {
     alerts: { url: `${receiver.url}/api/v1/alerts`, timeoutMs: 5000 },
     timing: TIMING,
   };
-}
-
-/** Resolves with the run once its status satisfies `done` (a watch on the store: no polling, no sleeps). */
-async function statusReaches(store: ResourceStore, runId: string, done: (run: CaptionRun) => boolean) {
-  let resolve!: (run: CaptionRun) => void;
-  const reached = new Promise<CaptionRun>((r) => (resolve = r));
-  const watch = await store.watch('CaptionRun', 'default', (event) => {
-    if (event.object.metadata.name === runResourceName(runId) && done(event.object)) resolve(event.object);
-  });
-  try {
-    return await reached;
-  } finally {
-    await watch.stop();
-  }
 }
 
 /** Starts a run through the API and its worker; returns the runId and how to stop it (as DELETE and the controller do). */
@@ -225,6 +212,29 @@ describeWithRtsp('the caption worker on a real RTSP stream', () => {
     const perChunk = receiver.bodies.filter((b) => b.path === '/api/v1/alerts').map((b) => b.body.metadata.frame_id);
     expect(new Set(perChunk).size).toBe(perChunk.length);
   }, 60_000);
+
+  it('captions real video (photos of a street) over RTSP: the captions name what the detector found, people then a bus', async () => {
+    const street = await startRtspServer('street', await makeStreetVideo());
+    try {
+      const run = await startRun({ rtspUrl: street.url, runName: 'street', frameRate: 2, modelName: OFFLINE });
+      for (const { label } of STREET_SCENES) {
+        const seen = await subscriber.waitFor(
+          (m) =>
+            m.topic === 'live-video-captioning/street' &&
+            m.payload.metadata.detections.some((d: { label: string }) => d.label === label),
+        );
+        const { result, detections } = seen.payload.metadata;
+        expect(result.startsWith(OFFLINE_CAPTION_LABEL)).toBe(true);
+        // Every label the caption carries is named in its sentence ("two people", "a bus").
+        const labels = new Set<string>(detections.map((d: { label: string }) => d.label));
+        expect(labelsNamed(result, COCO_LABELS)).toEqual(expect.arrayContaining([...labels]));
+        expect(labels).toContain(label);
+      }
+      await run.stop();
+    } finally {
+      await street.stop();
+    }
+  }, 90_000);
 
   it('start → two runs’ captions multiplexed on one SSE stream of the relay → stop', async () => {
     const source = connectRelay(broker.url, runs.relay, runs.logger, 'worker-test-relay');

@@ -1,7 +1,7 @@
 """A GStreamer RTSP server on 127.0.0.1 for tests: `rtsp_server.py <port> <mount> [file.mp4]`.
 
-Serves a live test pattern (or the H.264 of an MP4 file, looped) at rtsp://127.0.0.1:<port>/<mount>, shared by every
-client. Prints "ready" once it listens. Killing it and starting it again is a camera reboot. The pattern's size and
+Serves a live test pattern (or the H.264 of an MP4 file, played once) at rtsp://127.0.0.1:<port>/<mount>, shared by
+every client. Prints "ready" once it listens. Killing it and starting it again is a camera reboot. The pattern's size and
 rate come from RTSP_TEST_WIDTH, RTSP_TEST_HEIGHT and RTSP_TEST_FPS (320, 240, 10).
 """
 import os
