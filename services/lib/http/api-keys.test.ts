@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
+import net from 'node:net';
 import Joi from 'joi';
 import { WebSocket, WebSocketServer } from 'ws';
 import { captureLogs, logsWritten } from '../../../test/support/logs.js';
@@ -207,6 +208,36 @@ describe('an app listened to without keys', () => {
       expect(res.statusCode).toBe(200);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('a refused WebSocket upgrade', () => {
+  it('closes its socket once the 401 is out: a client keeping its side open holds no graceful stop', async () => {
+    const logs = captureLogs();
+    const server = await listen(keyedApp(logs.logger).app, {
+      port: 0,
+      host: '127.0.0.1',
+      logger: logs.logger,
+      name: 'half-open-test',
+      apiKeys: [KEY],
+    });
+    server.server.on('upgrade', (_req, socket) => socket.destroy());
+    // allowHalfOpen: the client reads the answer to its end and never closes its own side.
+    const client = net.connect({ port: server.port, host: '127.0.0.1', allowHalfOpen: true });
+    try {
+      let answer = '';
+      client.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+      const answered = new Promise((resolve) => client.once('end', resolve));
+      client.write('GET /api/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+      await answered;
+      expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+      // A deadline no run reaches: the stop ends when the sockets are closed, or the warning below tells it did not.
+      await server.close({ deadline: Date.now() + 60_000 });
+      await logsWritten();
+      expect(logs.text.err).not.toContain('stop deadline passed');
+    } finally {
+      client.destroy();
     }
   });
 });

@@ -107,5 +107,8 @@ function refuseUpgrade(app: Koa, keys: ApiKeys, req: http.IncomingMessage, socke
   ];
   // The server no longer listens for errors on an upgraded socket: a client resetting it must not throw.
   socket.on('error', () => socket.destroy());
+  // Closed once the answer is out, as `ws` does: the server keeps its sockets half-open (allowHalfOpen) and no longer
+  // times out an upgraded one, so a client that never closes its side would hold the socket and a graceful stop.
+  socket.once('finish', () => socket.destroy());
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
 }
