@@ -241,3 +241,37 @@ describe('a refused WebSocket upgrade', () => {
     }
   });
 });
+
+describe('an app at the root path with API keys', () => {
+  it('guards an API route whose path begins like an operations path (/metrics…, /docs…)', async () => {
+    const logs = captureLogs();
+    const { app } = createHttpApp({
+      info: { title: 'root test', version: '1' },
+      service: 'root-test',
+      logger: logs.logger,
+      errors: detailStyle(),
+      basePath: '',
+      routes: [
+        defineRoute({
+          method: 'get',
+          path: '/metrics-summary',
+          summary: 'API data under a name that begins like /metrics',
+          responses: { 200: { description: 'ok', schema: Joi.object({ secret: Joi.string().required() }) } },
+          handler: (ctx) => {
+            ctx.body = { secret: 'api data' };
+          },
+        }),
+      ],
+    });
+    const server = await listen(app, { port: 0, host: '127.0.0.1', logger: logs.logger, name: 'root', apiKeys: [KEY] });
+    try {
+      const open = await fetch(`${server.url}/metrics-summary`);
+      expect(open.status).toBe(401);
+      const keyed = await fetch(`${server.url}/metrics-summary`, { headers: { authorization: `Bearer ${KEY}` } });
+      expect(await keyed.json()).toEqual({ secret: 'api data' });
+      expect((await fetch(`${server.url}/metrics`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
