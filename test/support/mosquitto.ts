@@ -11,7 +11,7 @@ import { freeLoopbackPort } from './free-port.js';
 const MOSQUITTO_PATHS = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto'];
 
 /** The mosquitto binary, or undefined where the package is not installed. */
-export function mosquittoBinary(): string | undefined {
+function mosquittoBinary(): string | undefined {
   return MOSQUITTO_PATHS.find((candidate) => existsSync(candidate));
 }
 
