@@ -191,6 +191,25 @@ describe('an app listened to with API keys', () => {
 });
 
 describe('an app listened to without keys', () => {
+  it('warns when told to listen beyond loopback, and not on loopback', async () => {
+    const logs = captureLogs();
+    // 192.0.2.1 (TEST-NET-1) is no address of this machine: the bind fails and nothing leaves loopback.
+    const beyond = listen(keyedApp(logs.logger).app, { port: 0, host: '192.0.2.1', logger: logs.logger, name: 'wide' });
+    await beyond.then((server) => server.close()).catch(() => undefined);
+    const local = await listen(keyedApp(logs.logger).app, {
+      port: 0,
+      host: '127.0.0.1',
+      logger: logs.logger,
+      name: 'local',
+    });
+    await local.close();
+    await logsWritten();
+    const warnings = logs.lines('err').map((line: { message: string }) => line.message);
+    expect(warnings.filter((message) => /requires no API key/.test(message))).toEqual([
+      'wide requires no API key on 192.0.2.1: set ARGUS_API_KEYS unless a proxy in front authenticates',
+    ]);
+  });
+
   it('serves every request without a key, as before', async () => {
     const logs = captureLogs();
     const server = await listen(keyedApp(logs.logger).app, {
