@@ -229,6 +229,21 @@ describe('an app listened to without keys', () => {
       await server.close();
     }
   });
+
+  it('needs no key once listened to again without keys (a restart with ARGUS_API_KEYS removed)', async () => {
+    const logs = captureLogs();
+    const { app } = keyedApp(logs.logger);
+    const options = { port: 0, host: '127.0.0.1', logger: logs.logger, name: 'relisten' };
+    const keyed = await listen(app, { ...options, apiKeys: [KEY] });
+    expect((await fetch(`${keyed.url}/api/things`)).status).toBe(401);
+    await keyed.close();
+    const open = await listen(app, options);
+    try {
+      expect((await fetch(`${open.url}/api/things`)).status).toBe(200);
+    } finally {
+      await open.close();
+    }
+  });
 });
 
 describe('a refused WebSocket upgrade', () => {

@@ -57,9 +57,10 @@ type ErrorRenderer = (status: number, message: string) => unknown;
 const guards = new WeakMap<Koa, ApiKeys>();
 const renderers = new WeakMap<Koa, ErrorRenderer>();
 
-/** Has `app` require one of `keys` on every API request (listen() calls it with the configured keys). */
-export function requireApiKeys(app: Koa, keys: ApiKeys): void {
-  guards.set(app, keys);
+/** Has `app` require one of `keys` on every API request, or none when undefined (listen() calls it each time). */
+export function requireApiKeys(app: Koa, keys: ApiKeys | undefined): void {
+  if (keys) guards.set(app, keys);
+  else guards.delete(app);
 }
 
 /** The keys `app` requires, undefined when it requires none. */
