@@ -18,12 +18,6 @@ interface Operation {
 }
 
 /**
- * Success-answer objects whose every field may really be absent, so none is `required`: `<where>` as the check names
- * it (the component's name, else the operation and the path to the object) → why.
- */
-const ALL_OPTIONAL: Record<string, string> = {};
-
-/**
  * The objects with properties but no `required` in every 2xx JSON answer and event stream (its events' components)
  * of a document, named by where they are.
  */
@@ -74,13 +68,7 @@ describe('the success answers of every OpenAPI document', () => {
   it.each(DOCUMENTED_SERVICES)(
     '%s: every object with fields marks `required` the ones the server always sends',
     (service) => {
-      const missing = objectsWithoutRequired(documents[service]).filter((where) => !(where in ALL_OPTIONAL));
-      expect(missing).toEqual([]);
+      expect(objectsWithoutRequired(documents[service])).toEqual([]);
     },
   );
-
-  it('lists as exceptions only objects that a document still has', () => {
-    const everywhere = new Set(DOCUMENTED_SERVICES.flatMap((service) => objectsWithoutRequired(documents[service])));
-    expect(Object.keys(ALL_OPTIONAL).filter((where) => !everywhere.has(where))).toEqual([]);
-  });
 });

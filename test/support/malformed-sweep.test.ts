@@ -8,7 +8,7 @@ import {
   type RunningServer,
 } from '../../services/lib/http/index.js';
 import { createLogger } from '../../services/lib/log/index.js';
-import { malformedSweep, type SweepEndpoint } from './malformed-sweep.js';
+import { malformedSweep, type SweepEndpoint, type SweepOptions } from './malformed-sweep.js';
 
 const logger = createLogger({ service: 'sweep-test', level: 'error', json: true });
 logger.silent = true;
@@ -52,6 +52,15 @@ async function serve(onRequest: () => void = () => undefined, apiKeys?: string[]
 
 const THINGS: SweepEndpoint = { method: 'POST', path: '/things', allow: ['POST'], body: { json: { name: 5 } } };
 
+/** The sweep of `server`'s API under `/v1`, in its error shape, its health checked after every case. */
+const sweepOf = (server: RunningServer, options: Pick<SweepOptions, 'endpoints'> & Partial<SweepOptions>) =>
+  malformedSweep({
+    base: `${server.url}/v1`,
+    errorShape: isStatusMessage,
+    health: [`${server.url}/v1/health`],
+    ...options,
+  });
+
 describe('the malformed sweep', () => {
   let server: RunningServer | undefined;
   afterEach(async () => {
@@ -61,11 +70,8 @@ describe('the malformed sweep', () => {
 
   it('reports an endpoint that takes a body (by the OpenAPI document) but is not swept', async () => {
     server = await serve();
-    const report = await malformedSweep({
-      base: `${server.url}/v1`,
+    const report = await sweepOf(server, {
       endpoints: [{ method: 'GET', path: '/health', allow: ['GET', 'HEAD'] }],
-      errorShape: isStatusMessage,
-      health: [`${server.url}/v1/health`],
     });
     expect(report.failures).toContainEqual(
       expect.objectContaining({ endpoint: 'POST /things', why: 'takes a body but is not swept' }),
@@ -76,11 +82,8 @@ describe('the malformed sweep', () => {
     // A valid body reaches the handler: the service then stops, as a process taken down by a request would.
     let stopping: Promise<void> | undefined;
     server = await serve(() => (stopping ??= server!.close()));
-    const report = await malformedSweep({
-      base: `${server.url}/v1`,
+    const report = await sweepOf(server, {
       endpoints: [{ ...THINGS, body: { json: { name: 'valid' } } }],
-      errorShape: isStatusMessage,
-      health: [`${server.url}/v1/health`],
     });
     await stopping;
     const down = report.failures.filter((f) => /the process is down/.test(f.why));
@@ -90,11 +93,8 @@ describe('the malformed sweep', () => {
 
   it('sends the aborted cases without waiting for an answer, and finds the service healthy after them', async () => {
     server = await serve();
-    const report = await malformedSweep({
-      base: `${server.url}/v1`,
+    const report = await sweepOf(server, {
       endpoints: [THINGS],
-      errorShape: isStatusMessage,
-      health: [`${server.url}/v1/health`],
       only: 'dangerous',
     });
     expect(report.failures).toEqual([]);
@@ -106,11 +106,8 @@ describe('the malformed sweep', () => {
     const key = 'sweep-key-0123456789abcdef';
     server = await serve(undefined, [key]);
     const sweep = (only: 'api-keys' | 'dangerous') =>
-      malformedSweep({
-        base: `${server!.url}/v1`,
+      sweepOf(server!, {
         endpoints: [THINGS],
-        errorShape: isStatusMessage,
-        health: [`${server!.url}/v1/health`],
         apiKey: key,
         only,
       });
@@ -126,11 +123,8 @@ describe('the malformed sweep', () => {
 
   it('finds a key case that is not refused (a service that forgot its keys)', async () => {
     server = await serve();
-    const report = await malformedSweep({
-      base: `${server.url}/v1`,
+    const report = await sweepOf(server, {
       endpoints: [THINGS],
-      errorShape: isStatusMessage,
-      health: [`${server.url}/v1/health`],
       apiKey: 'sweep-key-0123456789abcdef',
       only: 'api-keys',
     });

@@ -6,12 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestBroker } from './mqtt-broker.js';
 import { freeLoopbackPort } from './free-port.js';
+import { killProcess } from './kill-process.js';
 
 /** Where Debian's `mosquitto` package puts the broker (`apt-get install -y mosquitto`, done by `.ci/run`). */
 const MOSQUITTO_PATHS = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto'];
 
 /** The mosquitto binary, or undefined where the package is not installed. */
-export function mosquittoBinary(): string | undefined {
+function mosquittoBinary(): string | undefined {
   return MOSQUITTO_PATHS.find((candidate) => existsSync(candidate));
 }
 
@@ -65,11 +66,7 @@ export async function startMosquitto(): Promise<TestBroker> {
   const stop = async () => {
     const running = child;
     child = undefined;
-    if (!running || running.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      running.once('exit', () => resolve());
-      running.kill('SIGKILL');
-    });
+    await killProcess(running);
   };
   await start();
   return {

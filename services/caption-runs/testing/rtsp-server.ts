@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freeLoopbackPort } from '../../../test/support/free-port.js';
+import { killProcess } from '../../../test/support/kill-process.js';
 
 /** Debian's python, which has `gi` (the `python3` first on PATH on these machines may be another build without it). */
 const PYTHON = '/usr/bin/python3';
@@ -68,10 +69,7 @@ export async function startRtspServer(mount = 'cam', file?: string, pattern: Pat
   const stop = async () => {
     const running = child;
     child = undefined;
-    if (!running || running.exitCode !== null) return;
-    const exited = new Promise((resolve) => running.once('exit', resolve));
-    running.kill('SIGKILL');
-    await exited;
+    await killProcess(running);
   };
   await start();
   return { url: `rtsp://127.0.0.1:${port}/${mount}`, stop, start };

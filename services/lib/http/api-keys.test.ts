@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
+import net from 'node:net';
 import Joi from 'joi';
 import { WebSocket, WebSocketServer } from 'ws';
 import { captureLogs, logsWritten } from '../../../test/support/logs.js';
@@ -190,6 +191,25 @@ describe('an app listened to with API keys', () => {
 });
 
 describe('an app listened to without keys', () => {
+  it('warns when told to listen beyond loopback, and not on loopback', async () => {
+    const logs = captureLogs();
+    // 192.0.2.1 (TEST-NET-1) is no address of this machine: the bind fails and nothing leaves loopback.
+    const beyond = listen(keyedApp(logs.logger).app, { port: 0, host: '192.0.2.1', logger: logs.logger, name: 'wide' });
+    await beyond.then((server) => server.close()).catch(() => undefined);
+    const local = await listen(keyedApp(logs.logger).app, {
+      port: 0,
+      host: '127.0.0.1',
+      logger: logs.logger,
+      name: 'local',
+    });
+    await local.close();
+    await logsWritten();
+    const warnings = logs.lines('err').map((line: { message: string }) => line.message);
+    expect(warnings.filter((message) => /requires no API key/.test(message))).toEqual([
+      'wide requires no API key on 192.0.2.1: set ARGUS_API_KEYS unless a proxy in front authenticates',
+    ]);
+  });
+
   it('serves every request without a key, as before', async () => {
     const logs = captureLogs();
     const server = await listen(keyedApp(logs.logger).app, {
@@ -205,6 +225,85 @@ describe('an app listened to without keys', () => {
       );
       res.resume();
       expect(res.statusCode).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('needs no key once listened to again without keys (a restart with ARGUS_API_KEYS removed)', async () => {
+    const logs = captureLogs();
+    const { app } = keyedApp(logs.logger);
+    const options = { port: 0, host: '127.0.0.1', logger: logs.logger, name: 'relisten' };
+    const keyed = await listen(app, { ...options, apiKeys: [KEY] });
+    expect((await fetch(`${keyed.url}/api/things`)).status).toBe(401);
+    await keyed.close();
+    const open = await listen(app, options);
+    try {
+      expect((await fetch(`${open.url}/api/things`)).status).toBe(200);
+    } finally {
+      await open.close();
+    }
+  });
+});
+
+describe('a refused WebSocket upgrade', () => {
+  it('closes its socket once the 401 is out: a client keeping its side open holds no graceful stop', async () => {
+    const logs = captureLogs();
+    const server = await listen(keyedApp(logs.logger).app, {
+      port: 0,
+      host: '127.0.0.1',
+      logger: logs.logger,
+      name: 'half-open-test',
+      apiKeys: [KEY],
+    });
+    server.server.on('upgrade', (_req, socket) => socket.destroy());
+    // allowHalfOpen: the client reads the answer to its end and never closes its own side.
+    const client = net.connect({ port: server.port, host: '127.0.0.1', allowHalfOpen: true });
+    try {
+      let answer = '';
+      client.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+      const answered = new Promise((resolve) => client.once('end', resolve));
+      client.write('GET /api/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+      await answered;
+      expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+      // A deadline no run reaches: the stop ends when the sockets are closed, or the warning below tells it did not.
+      await server.close({ deadline: Date.now() + 60_000 });
+      await logsWritten();
+      expect(logs.text.err).not.toContain('stop deadline passed');
+    } finally {
+      client.destroy();
+    }
+  });
+});
+
+describe('an app at the root path with API keys', () => {
+  it('guards an API route whose path begins like an operations path (/metrics…, /docs…)', async () => {
+    const logs = captureLogs();
+    const { app } = createHttpApp({
+      info: { title: 'root test', version: '1' },
+      service: 'root-test',
+      logger: logs.logger,
+      errors: detailStyle(),
+      basePath: '',
+      routes: [
+        defineRoute({
+          method: 'get',
+          path: '/metrics-summary',
+          summary: 'API data under a name that begins like /metrics',
+          responses: { 200: { description: 'ok', schema: Joi.object({ secret: Joi.string().required() }) } },
+          handler: (ctx) => {
+            ctx.body = { secret: 'api data' };
+          },
+        }),
+      ],
+    });
+    const server = await listen(app, { port: 0, host: '127.0.0.1', logger: logs.logger, name: 'root', apiKeys: [KEY] });
+    try {
+      const open = await fetch(`${server.url}/metrics-summary`);
+      expect(open.status).toBe(401);
+      const keyed = await fetch(`${server.url}/metrics-summary`, { headers: { authorization: `Bearer ${KEY}` } });
+      expect(await keyed.json()).toEqual({ secret: 'api data' });
+      expect((await fetch(`${server.url}/metrics`)).status).toBe(200);
     } finally {
       await server.close();
     }

@@ -57,9 +57,10 @@ type ErrorRenderer = (status: number, message: string) => unknown;
 const guards = new WeakMap<Koa, ApiKeys>();
 const renderers = new WeakMap<Koa, ErrorRenderer>();
 
-/** Has `app` require one of `keys` on every API request (listen() calls it with the configured keys). */
-export function requireApiKeys(app: Koa, keys: ApiKeys): void {
-  guards.set(app, keys);
+/** Has `app` require one of `keys` on every API request, or none when undefined (listen() calls it each time). */
+export function requireApiKeys(app: Koa, keys: ApiKeys | undefined): void {
+  if (keys) guards.set(app, keys);
+  else guards.delete(app);
 }
 
 /** The keys `app` requires, undefined when it requires none. */
@@ -107,5 +108,8 @@ function refuseUpgrade(app: Koa, keys: ApiKeys, req: http.IncomingMessage, socke
   ];
   // The server no longer listens for errors on an upgraded socket: a client resetting it must not throw.
   socket.on('error', () => socket.destroy());
+  // Closed once the answer is out, as `ws` does: the server keeps its sockets half-open (allowHalfOpen) and no longer
+  // times out an upgraded one, so a client that never closes its side would hold the socket and a graceful stop.
+  socket.once('finish', () => socket.destroy());
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
 }

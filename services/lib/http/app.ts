@@ -179,8 +179,8 @@ function authorize(ctx: Koa.Context, healthPath: string): void {
 
 /**
  * What happens around every request, as one Koa layer (each layer costs on every request): a request id; the
- * operations and docs router for their path prefixes, else the API key check and the API routes; errors (and unmatched paths) answered in
- * the service's style; the answer shown to the response observer, when the app has one (the test kit's contract
+ * operations and docs router for their path prefixes, else (and for what it does not answer) the API key check and the
+ * API routes; errors (and unmatched paths) answered in the service's style; the answer shown to the response observer, when the app has one (the test kit's contract
  * check); then the metrics observation and the access log line, with the final status.
  */
 function requestEnvelope(
@@ -196,12 +196,12 @@ function requestEnvelope(
     const started = performance.now();
     assignRequestId(ctx);
     try {
-      if (OPS_PATH.test(ctx.path)) {
-        await ops(ctx, next);
-      } else {
+      // What the operations router does not answer reaches the API routes only through the key check.
+      const api = () => {
         authorize(ctx, healthPath);
-        await next();
-      }
+        return next();
+      };
+      await (OPS_PATH.test(ctx.path) ? ops(ctx, api) : api());
       // Unmatched paths (404) and the router's 405 (with Allow) and 501 come without a body: Koa would answer text.
       if (ctx.status >= 400 && ctx.body == null && ctx.respond !== false) {
         throw new HttpError(ctx.status, ctx.message);

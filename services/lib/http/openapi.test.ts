@@ -185,6 +185,25 @@ describe('buildOpenApi', () => {
     });
   });
 
+  it('refuses two streams whose events of one name differ, and shares one event component between equal ones', () => {
+    const stream = (path: string, data: Joi.Schema) =>
+      defineRoute({
+        method: 'get',
+        path,
+        summary: path,
+        responses: { 200: { description: 'stream', contentType: 'text/event-stream', events: { message: data } } },
+        handler: noop,
+      });
+    const same = documentOf([
+      stream('/a', Joi.object({ n: Joi.number() })),
+      stream('/b', Joi.object({ n: Joi.number() })),
+    ]);
+    expect(Object.keys((same as any).components.schemas)).toEqual(['MessageEvent']);
+    expect(() =>
+      documentOf([stream('/a', Joi.object({ n: Joi.number() })), stream('/b', Joi.object({ s: Joi.string() }))]),
+    ).toThrow('Two different schemas are named MessageEvent');
+  });
+
   it('derives operationIds from every word of the path', () => {
     expect(operationIdOf('delete', '/media/:bucket_name/:video_id')).toBe('deleteMediaByBucketNameByVideoId');
     expect(operationIdOf('get', '/rules/search-responses/')).toBe('getRulesSearchResponses');

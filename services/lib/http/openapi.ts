@@ -111,15 +111,15 @@ function rawBodySchema(contentType: string): OpenApiSchema | undefined {
 /**
  * The example of a media type: the schema's own (a joi `.example()`), else one generated from the schema (every
  * required field, formats and lengths honoured; patterns are not, so a field with a pattern a generic string breaks
- * needs its own example), so that every JSON body has one a client or a mock can start from. A test
- * (hack/openapi-examples.test.ts) checks each against its schema.
+ * needs its own example), so that every JSON request body and success answer has one a client or a mock can start
+ * from. A test (hack/openapi-examples.test.ts) checks each against its schema.
  */
 function exampleOf(schema: OpenApiSchema): unknown {
   if (schema.example !== undefined) return schema.example;
   return sample(schema as Parameters<typeof sample>[0], { skipReadOnly: true, quiet: true });
 }
 
-/** A media type object of `schema`, with its example when the body is JSON. */
+/** A media type object of `schema`, with its example when `exampled` (a request or success body) and it is JSON. */
 function mediaOf(type: string, schema: OpenApiSchema | undefined, exampled: boolean): Record<string, unknown> {
   if (!schema) return {};
   return exampled && /[/+]json$/.test(type) ? { schema, example: exampleOf(schema) } : { schema };

@@ -57,8 +57,8 @@ export async function listen(app: Koa, options: ListenOptions): Promise<RunningS
     if (--running === 0) onIdle?.();
   };
   const keys = ApiKeys.of(options.apiKeys);
-  if (keys) requireApiKeys(app, keys);
-  else if (!isLoopback(options.host)) {
+  requireApiKeys(app, keys);
+  if (!keys && !isLoopback(options.host)) {
     options.logger.warn(
       `${options.name} requires no API key on ${options.host}: set ARGUS_API_KEYS unless a proxy in front authenticates`,
     );

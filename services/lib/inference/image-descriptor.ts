@@ -21,10 +21,10 @@ export const IMAGE_DESCRIPTORS: readonly ImageDescriptorName[] = ['global-v1', '
 export const CURRENT_IMAGE_DESCRIPTOR: ImageDescriptorName = 'lowpass-v2';
 
 /** Blur of `lowpass-v2`, in model-input pixels (measured by `npm run bench search-quality` on the tuning split). */
-export const LOWPASS_SIGMA = 0.8;
+const LOWPASS_SIGMA = 0.8;
 
 /** Input of the default image embedder (MobileNetV2 1.4, 224×224 stretched), for embedders that do not say theirs. */
-export const DEFAULT_INPUT_GEOMETRY: ImageInputGeometry = { width: 224, height: 224, resize: 'stretch' };
+const DEFAULT_INPUT_GEOMETRY: ImageInputGeometry = { width: 224, height: 224, resize: 'stretch' };
 
 /** An image embedder seen through one descriptor: the vectors it answers are in that descriptor's space. */
 export interface ImageDescriptor extends ImageEmbedder {

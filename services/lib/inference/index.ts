@@ -4,7 +4,6 @@ export type {
   Detector,
   ExecutionProvider,
   ImageEmbedder,
-  ImageInputGeometry,
   Keypoint,
   ModelCallOptions,
   ModelInfo,
@@ -28,13 +27,7 @@ export {
 export type { LoadedModels, ModelSlot, ModelsConfig, ModelStatus, RoleImplementations } from './model-registry.js';
 export type { LoadedModel } from './loaded-model.js';
 export { OnnxImageEmbedder } from './image-embedder.js';
-export {
-  CURRENT_IMAGE_DESCRIPTOR,
-  IMAGE_DESCRIPTORS,
-  imageDescriptor,
-  LOWPASS_SIGMA,
-  lowPass,
-} from './image-descriptor.js';
+export { CURRENT_IMAGE_DESCRIPTOR, IMAGE_DESCRIPTORS, imageDescriptor } from './image-descriptor.js';
 export type { ImageDescriptor, ImageDescriptorName } from './image-descriptor.js';
 export { OnnxTextEmbedder, UnsupportedTokenizerError } from './text-embedder.js';
 export type { TokenizerFiles } from './text-embedder.js';

@@ -1,2 +1,2 @@
-export { loadMqttSettings, mqttBrokerUrl, mqttSettings, MQTT_URL_SCHEMES, type MqttSettings } from './mqtt-settings.js';
+export { loadMqttSettings, mqttBrokerUrl, mqttSettings, type MqttSettings } from './mqtt-settings.js';
 export { openProcessBroker, shownBrokerUrl, type ProcessBroker } from './process-broker.js';

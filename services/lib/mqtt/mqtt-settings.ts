@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { envPort, loadConfig, type SettingsScope } from '../config/index.js';
 
 /** URL schemes an MQTT broker address may use (mqtt.js's transports). */
-export const MQTT_URL_SCHEMES = ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'];
+const MQTT_URL_SCHEMES = ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'];
 
 /** The Joi rule of a broker address (`MQTT_BROKER`), for every component that reads one. */
 export const mqttBrokerUrl = () => Joi.string().uri({ scheme: MQTT_URL_SCHEMES });

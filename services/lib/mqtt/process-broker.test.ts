@@ -24,6 +24,19 @@ describe('the process broker', () => {
     await expect(mqtt.connectAsync(broker.url, { reconnectPeriod: 0, connectTimeout: 2000 })).rejects.toThrow();
   });
 
+  it('drops the clients still connected when closed: a subscriber that stays holds no stop', async () => {
+    const broker = await openProcessBroker(loadMqttSettings({}));
+    const client = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
+    try {
+      const dropped = new Promise<void>((resolve) => client.once('close', () => resolve()));
+      await broker.close();
+      await dropped;
+      expect(client.connected).toBe(false);
+    } finally {
+      await client.endAsync(true);
+    }
+  });
+
   it('with MQTT_BROKER uses it and runs none', async () => {
     const settings = loadMqttSettings({ MQTT_BROKER: 'mqtt://mosquitto:1883', ARGUS_MQTT_PORT: '1883' });
     const broker = await openProcessBroker(settings);

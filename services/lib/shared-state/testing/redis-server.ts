@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { freeLoopbackPort } from '../../../../test/support/free-port.js';
+import { killProcess } from '../../../../test/support/kill-process.js';
 
 /** Where the tests find Debian's redis-server (installed by .ci/run); undefined when it is not installed. */
 export const REDIS_SERVER = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find(
@@ -40,10 +41,7 @@ export async function startRedisServer(): Promise<RedisServer> {
   const stop = async () => {
     const running = child;
     child = undefined;
-    if (!running || running.exitCode !== null) return;
-    const exited = new Promise((resolve) => running.once('exit', resolve));
-    running.kill('SIGKILL');
-    await exited;
+    await killProcess(running);
   };
   return {
     url: `redis://127.0.0.1:${port}`,
