@@ -106,7 +106,7 @@ export const WORKER_UID = 10001;
  * tools that write under it) and the data directory (dataprep's temporary media, local state). The models are the
  * image's own (its ARGUS_MODELS_DIR, imported at build time): no volume hides them.
  */
-const WRITABLE_DIRS = [
+export const WRITABLE_DIRS = [
   { name: 'tmp', mountPath: '/tmp' },
   { name: 'data', mountPath: '/var/lib/argus/data' },
 ];
