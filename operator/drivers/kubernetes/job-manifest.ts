@@ -150,7 +150,8 @@ function workerPodTemplate(
           ...(pod.command.length ? { command: [...pod.command, 'worker', ...args] } : { args: ['worker', ...args] }),
           ...(Object.keys(pod.resources).length ? { resources: pod.resources } : {}),
           ports: [{ name: 'health', containerPort: WORKER_HEALTH_PORT }],
-          // The worker starts (loads its models, reads its resource) before its first probe matters.
+          // /healthz answers as soon as the process runs (before the worker loads its models): the startup probe
+          // bounds the process's own start, the liveness probe a stalled event loop (60 s) from then on.
           startupProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 5, failureThreshold: 60 },
           livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 10, failureThreshold: 6 },
           ...(pod.envFrom.length ? { envFrom: pod.envFrom } : {}),
