@@ -59,12 +59,13 @@ async function startOnce(service: (typeof SERVICES)[number], variant: Variant): 
   try {
     const listening = await child.waitForRecord((r) => r.message === `${service.name} listening`);
     const url = `${String(listening.url).replace('0.0.0.0', '127.0.0.1')}${service.health}`;
-    for (let attempt = 0; attempt < 2000; attempt++) {
+    for (let attempt = 0; ; attempt++) {
       const ok = await fetch(url).then(
         (r) => r.ok,
         () => false,
       );
       if (ok) break;
+      if (attempt === 2000) throw new Error(`${service.name} (${variant.label}): ${url} never answered 200`);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const startMs = performance.now() - started;

@@ -108,6 +108,11 @@ describe('argus operator cluster settings', () => {
       { volumes: [{ name: 'tmp', secret: { secretName: 's' } }] },
       { volumes: [{ name: 'host', hostPath: { path: '/' } }] },
       { volumeMounts: [{ name: 'v', mountPath: 'relative' }] },
+      // A mount of no volume, over the worker's own /tmp, or out of its volume: pods the API server refuses.
+      { volumes: full.volumes, volumeMounts: [{ name: 'keys', mountPath: '/keys' }] },
+      { volumes: full.volumes, volumeMounts: [{ name: 'api-keys', mountPath: '/tmp' }] },
+      { volumes: full.volumes, volumeMounts: [{ name: 'api-keys', mountPath: '/keys', subPath: '../x' }] },
+      { volumes: full.volumes, volumeMounts: [{ name: 'api-keys', mountPath: '/keys', subPath: '/etc' }] },
     ])
       expect(() =>
         loadClusterOperatorConfig({ ...required, ARGUS_WORKER_POD_OVERRIDES: JSON.stringify({ ingest: wrong }) }),

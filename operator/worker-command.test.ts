@@ -1,7 +1,5 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +11,7 @@ import { FakeApiServer } from './drivers/kubernetes/testing/fake-api-server.js';
 import { parseWorkerArgs, runWorker, WorkerUsageError, type WorkerStarter } from './worker-command.js';
 import { captureLogs } from '../test/support/logs.js';
 import { childEnv, spawnArgus } from '../test/support/argus-process.js';
+import { freeLoopbackPort } from '../test/support/free-port.js';
 
 describe('argus worker: arguments', () => {
   it('reads the job, the shard index (JOB_COMPLETION_INDEX unless --index) and the completions', () => {
@@ -96,11 +95,8 @@ describe('argus worker against the fake API server', () => {
   });
 
   it("answers GET /healthz on --health-port while its worker runs (the pod's probes), and stops answering after", async () => {
-    // A port free on loopback (the probe server listens on a port it is given, as in a pod).
-    const probe = http.createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const port = (probe.address() as AddressInfo).port;
-    await new Promise((resolve) => probe.close(resolve));
+    // The probe server listens on a port it is given, as in a pod.
+    const port = await freeLoopbackPort();
     const url = `http://127.0.0.1:${port}`;
     const seen: number[] = [];
     const ingest: WorkerStarter = async () => ({

@@ -49,6 +49,8 @@ describe('dataprep re-processing', () => {
   let newRunWritten = deferred();
   let holdInsert: (() => Promise<void>) | undefined;
   let oldRun: string | undefined;
+  /** Set by a test: the next delete of the description store fails (after the image vectors' delete). */
+  let failDescriptionDelete = false;
   /** The processing calls the routes made, with their inputs, in order. */
   const calls: Array<{ input: ProcessingInput; outcome: Promise<ProcessingOutcome> }> = [];
 
@@ -95,6 +97,12 @@ describe('dataprep re-processing', () => {
       }
       return store.insert(records);
     };
+    const descriptions: VectorStore = Object.create(descriptionStore) as VectorStore;
+    descriptions.delete = async (filter) => {
+      if (!failDescriptionDelete) return descriptionStore.delete(filter);
+      failDescriptionDelete = false;
+      throw new Error('description store went away');
+    };
     const pipelineDeps = { imageEmbedder, detector: models.detector, vectors: watched, logger };
     const created = createApp({
       config,
@@ -102,7 +110,7 @@ describe('dataprep re-processing', () => {
       objectStore: new LocalObjectStore(path.join(dataDir, 'media')),
       vectorStore: watched,
       textVectorStore: textStore,
-      descriptionStore,
+      descriptionStore: descriptions,
       models,
       // Small batches: a run writes in several inserts, so it can fail after its first one.
       embedMedia: (request) => embedMedia(pipelineDeps, request, { embedBatchSize: 2, writeBatchSize: 2 }),
@@ -202,6 +210,19 @@ describe('dataprep re-processing', () => {
     const oldIds = new Set(old.map((e) => e.id));
     expect(now.some((e) => oldIds.has(e.id))).toBe(false);
     expect(await store.count({ equals: { bucket_name: bucket, video_id: videoId } })).toBe(10);
+  });
+
+  it('keeps the new embeddings when removing the old ones fails after they went (never none at all)', async () => {
+    await rememberOldSet();
+    failDescriptionDelete = true;
+    const res = await reprocess();
+    expect(failDescriptionDelete).toBe(false);
+    expect(res.status).toBe(500);
+    const outcome = calls.at(-1)!.outcome;
+    await expect(outcome).rejects.toThrow('description store went away');
+    const now = await embeddings();
+    expect(now).toHaveLength(10);
+    expect(now.some((e) => e.run === oldRun)).toBe(false);
   });
 
   it('runs re-processes of one video one at a time, the last one completed winning', async () => {

@@ -106,7 +106,7 @@ export const WORKER_UID = 10001;
  * tools that write under it) and the data directory (dataprep's temporary media, local state). The models are the
  * image's own (its ARGUS_MODELS_DIR, imported at build time): no volume hides them.
  */
-const WRITABLE_DIRS = [
+export const WRITABLE_DIRS = [
   { name: 'tmp', mountPath: '/tmp' },
   { name: 'data', mountPath: '/var/lib/argus/data' },
 ];
@@ -150,7 +150,8 @@ function workerPodTemplate(
           ...(pod.command.length ? { command: [...pod.command, 'worker', ...args] } : { args: ['worker', ...args] }),
           ...(Object.keys(pod.resources).length ? { resources: pod.resources } : {}),
           ports: [{ name: 'health', containerPort: WORKER_HEALTH_PORT }],
-          // The worker starts (loads its models, reads its resource) before its first probe matters.
+          // /healthz answers as soon as the process runs (before the worker loads its models): the startup probe
+          // bounds the process's own start, the liveness probe a stalled event loop (60 s) from then on.
           startupProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 5, failureThreshold: 60 },
           livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 10, failureThreshold: 6 },
           ...(pod.envFrom.length ? { envFrom: pod.envFrom } : {}),

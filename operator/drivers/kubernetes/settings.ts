@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { envBoolean } from '../../../services/lib/config/index.js';
-import type { WorkerPodOverride, WorkerPodTemplate } from './job-manifest.js';
+import { WRITABLE_DIRS, type WorkerPodOverride, type WorkerPodTemplate } from './job-manifest.js';
 
 const jsonValue = (schema: Joi.Schema) =>
   Joi.any().custom((value: unknown, helpers) => {
@@ -59,7 +59,10 @@ const ENV = Joi.array().items(
 /** Extra volumes of a worker pod: a Secret (e.g. the API keys file), a ConfigMap or a PVC (e.g. extra models). */
 const VOLUMES = Joi.array().items(
   Joi.object({
-    name: Joi.string().pattern(DNS_LABEL).invalid('tmp', 'data').required(),
+    name: Joi.string()
+      .pattern(DNS_LABEL)
+      .invalid(...WRITABLE_DIRS.map((dir) => dir.name))
+      .required(),
     secret: Joi.object({ secretName: NAME.required(), items: KEY_ITEMS, optional: Joi.boolean() }),
     configMap: Joi.object({ name: NAME.required(), items: KEY_ITEMS, optional: Joi.boolean() }),
     persistentVolumeClaim: Joi.object({ claimName: NAME.required(), readOnly: Joi.boolean() }),
@@ -68,11 +71,28 @@ const VOLUMES = Joi.array().items(
 const VOLUME_MOUNTS = Joi.array().items(
   Joi.object({
     name: Joi.string().required(),
-    mountPath: Joi.string().pattern(/^\//).required(),
+    // Not over the worker's own writable places (a pod with two mounts at one path is refused).
+    mountPath: Joi.string()
+      .pattern(/^\//)
+      .invalid(...WRITABLE_DIRS.map((dir) => dir.mountPath))
+      .required(),
     readOnly: Joi.boolean(),
-    subPath: Joi.string(),
+    // Inside the volume: relative, no `..` (the API server refuses the pod otherwise).
+    subPath: Joi.string().pattern(/^(?!\/)(?!(.*\/)?\.\.(\/|$))/),
   }),
 );
+
+/** Each of an override's volumeMounts names one of its volumes: a mount of no volume makes every pod refused. */
+function mountsNameVolumes(
+  override: WorkerPodOverride,
+  helpers: Joi.CustomHelpers,
+): WorkerPodOverride | Joi.ErrorReport {
+  const volumes = new Set((override.volumes ?? []).map((volume) => volume.name));
+  const unknown = (override.volumeMounts ?? []).find((mount) => !volumes.has(mount.name));
+  if (!unknown) return override;
+  return helpers.message({ custom: `volumeMounts: ${unknown.name} is none of this worker's volumes` });
+}
+
 /** The workers whose pods may be placed apart (`ARGUS_WORKER_POD_OVERRIDES`). */
 const WORKER_NAMES = ['ingest', 'camera-watcher', 'caption-run'];
 
@@ -179,7 +199,7 @@ export const kubernetesEnvSchema = {
         env: ENV,
         volumes: VOLUMES,
         volumeMounts: VOLUME_MOUNTS,
-      }),
+      }).custom(mountsNameVolumes),
     ),
   )
     .default({})

@@ -159,6 +159,8 @@ export class MediaProcessing {
     const runId = randomUUID();
     let downloaded: TempMedia | undefined;
     let runComplete = false;
+    /** Set once the earlier runs' embeddings are being deleted: the new set is then the only complete one. */
+    let replacing = false;
     // The content hash this run claimed (duplicates disallowed): given back if the run fails.
     let claimed: string | undefined;
     try {
@@ -198,8 +200,10 @@ export class MediaProcessing {
           created_at: new Date().toISOString(),
         });
       }
-      // The new set is complete: now, and only now, the previous one goes (a new video has none).
+      // The new set is complete: now, and only now, the previous one goes (a new video has none). From here a
+      // failure keeps the new set: the previous one may be partly deleted already, and the next run removes the rest.
       if (!input.ownsStoredMedia && !input.noEarlierRuns) {
+        replacing = true;
         const earlierRuns = {
           equals: { bucket_name: media.bucket, video_id: media.videoId },
           notEquals: { run_id: runId },
@@ -211,7 +215,7 @@ export class MediaProcessing {
       this.deps.telemetry.add(telemetry);
       return { result, runId, telemetry, sha256: local.sha256 };
     } catch (error) {
-      await this.rollback(input, runId, runComplete, claimed, error);
+      await this.rollback(input, runId, runComplete && !replacing, claimed, error);
       throw toDomainError(error, input.kind);
     } finally {
       await downloaded?.remove();

@@ -60,6 +60,8 @@ describe('reembedArchive', () => {
   let services: DataprepServices;
   /** Set by a test: an insert of the new descriptor's records of this video fails after its first one. */
   let failVideo: string | undefined;
+  /** Set by a test: the store lists failVideo's records before any other (a ranking the probe may well give). */
+  let failedFirst = false;
   const ids = new Map<string, string>();
 
   /** The video's image records: their descriptor and run. */
@@ -103,6 +105,12 @@ describe('reembedArchive', () => {
       );
       if (victim && failedInserts++ > 0) throw new Error('vector database went away');
       return store.insert(records);
+    };
+    watched.search = async (vector, k, filter) => {
+      if (!failedFirst) return store.search(vector, k, filter);
+      const hits = await store.search(vector, k + 1000, filter);
+      const first = (hit: { metadata: Record<string, unknown> }) => (hit.metadata.video_id === failVideo ? 0 : 1);
+      return hits.sort((a, b) => first(a) - first(b)).slice(0, k);
     };
     const objectStore = new LocalObjectStore(path.join(dataDir, 'media'));
     const start = async (descriptor: string) => {
@@ -194,6 +202,24 @@ describe('reembedArchive', () => {
       const [top] = await searchImage(newBase, await changedCopy(photo));
       expect(top.video_id).toBe(ids.get(photo));
     }
+  });
+
+  it('reads past a failed video holding more stale records than a page to the videos after it', async () => {
+    const res = await postForm(
+      `${oldBase}/media/upload?bucket_name=${BUCKET}`,
+      await formFile(fixtureImage('rocket.jpg')),
+    );
+    expect(res.status).toBe(201);
+    const rocket = (await res.json()).video_id;
+    const clip = ids.get('clip.mp4')!;
+    failVideo = clip;
+    failedFirst = true;
+    const report = await reembedArchive(services, { round: 2 });
+    failVideo = undefined;
+    failedFirst = false;
+    expect(report.converted).toEqual([{ bucketName: BUCKET, videoId: rocket }]);
+    expect(report.failed).toEqual([{ bucketName: BUCKET, videoId: clip, error: expect.any(String) }]);
+    expect(report.remaining).toBe(10);
   });
 
   it('keeps what the media was ingested with: tags, detection, frame interval', async () => {

@@ -9,7 +9,7 @@ import { descriptorFilter, restrictFilter } from '../search/image-spaces.js';
 /** Frame interval and detection confidence a run gets when the stored records do not say theirs (the API defaults). */
 const DEFAULT_FRAME_INTERVAL = 15;
 const DEFAULT_DETECTION_CONFIDENCE = 0.85;
-/** Stale records read per round to find the next videos to convert. */
+/** Stale records first read to find the next videos to convert (doubled while they all belong to failed videos). */
 const ROUND = 500;
 /** Crop records read to recover a video's detection confidence. */
 const CROPS_READ = 1000;
@@ -37,6 +37,8 @@ export interface ReembedOptions {
   signal?: AbortSignal;
   /** Called after each video, converted or failed. */
   onVideo?: (video: VideoRef, outcome: { error?: string }) => void;
+  /** Stale records first read per round (default 500). */
+  round?: number;
 }
 
 /**
@@ -56,14 +58,18 @@ export async function reembedArchive(services: DataprepServices, options: Reembe
   const probe = probeVector(services.models.imageEmbedder.dimension);
   const report: ReembedReport = { descriptor, converted: [], failed: [], remaining: 0 };
   const attempted = new Set<string>();
+  let limit = options.round ?? ROUND;
   for (;;) {
     options.signal?.throwIfAborted();
-    // Failed videos stay stale: read past them.
-    const hits = (await Promise.all(stale.map((f) => services.vectorStore.search(probe, attempted.size + ROUND, f))))
-      .flat()
-      .filter((hit) => !attempted.has(videoKey(hit)));
+    const pages = await Promise.all(stale.map((f) => services.vectorStore.search(probe, limit, f)));
+    const hits = pages.flat().filter((hit) => !attempted.has(videoKey(hit)));
     const videos = new Map(hits.map((hit) => [videoKey(hit), hit]));
-    if (videos.size === 0) break;
+    if (videos.size === 0) {
+      if (pages.every((page) => page.length < limit)) break;
+      // Failed videos stay stale, and one may hold more records than a page: read past them.
+      limit *= 2;
+      continue;
+    }
     for (const [key, hit] of videos) {
       options.signal?.throwIfAborted();
       attempted.add(key);
