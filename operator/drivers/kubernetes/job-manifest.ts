@@ -115,7 +115,7 @@ export const WRITABLE_DIRS = [
  * Where a worker answers `GET /healthz` (`argus worker … --health-port`): the liveness probe restarts (a Deployment's)
  * or fails (a Job's, then retried per backoffLimit) a worker whose process hangs.
  */
-export const WORKER_HEALTH_PORT = 8090;
+const WORKER_HEALTH_PORT = 8090;
 
 /** The worker pod template both workload kinds use: restricted pod security, writable emptyDirs, the worker's command. */
 function workerPodTemplate(

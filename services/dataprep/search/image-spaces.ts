@@ -8,7 +8,7 @@ import type { ImageEmbedder, RgbImage } from '../../lib/inference/roles.js';
 import type { VectorFilter, VectorStore } from '../../lib/vectors/index.js';
 
 /** The metadata key holding the descriptor a stored image vector was made with (absent: `global-v1`). */
-export const DESCRIPTOR_KEY = 'image_descriptor';
+const DESCRIPTOR_KEY = 'image_descriptor';
 
 /** How long the answer "which descriptor spaces does the store hold" is reused before the store is asked again. */
 export const SPACES_TTL_MS = 30_000;
