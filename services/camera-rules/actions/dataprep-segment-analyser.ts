@@ -83,7 +83,7 @@ export class DataprepSegmentAnalyser implements SegmentAnalyser {
 }
 
 /** Classes by first appearance, each with the moments that show it and one crop's box. */
-export function detectionsOf(frames: Hit[], objects: Hit[]): SegmentDetection[] {
+function detectionsOf(frames: Hit[], objects: Hit[]): SegmentDetection[] {
   const byLabel = new Map<string, SegmentDetection>();
   const moments = (hit: Hit) => (typeof hit.timestamp === 'number' && hit.timestamp >= 0 ? hit.timestamp : 0);
   const seen = (label: string, at: number) => {

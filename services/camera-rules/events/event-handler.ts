@@ -56,7 +56,7 @@ export interface EventHandlerDeps {
 }
 
 /** Default lease of a claimed event's action. */
-export const DEFAULT_CLAIM_LEASE_MS = 60_000;
+const DEFAULT_CLAIM_LEASE_MS = 60_000;
 
 /** What one matching rule did with one event. */
 export interface RuleOutcome {

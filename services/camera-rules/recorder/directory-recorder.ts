@@ -195,7 +195,7 @@ const idPart = (label: string) => label.replace(/[^\w.-]+/g, '_');
  * The events of an analysed segment, newest first: one per detected class, then the `recording` event — at an equal
  * start the recording comes after the classes in time order, so a watcher that saw it has seen them.
  */
-export function segmentEvents(segment: Segment, end: number | null, analysis: SegmentAnalysis): RecorderEvent[] {
+function segmentEvents(segment: Segment, end: number | null, analysis: SegmentAnalysis): RecorderEvent[] {
   const { start, camera } = segment;
   const common = { camera, sub_label: null, zones: [], has_clip: true, has_snapshot: true, top_score: null };
   const media = { video_id: analysis.videoId, bucket_name: analysis.bucketName, segment_start: start };

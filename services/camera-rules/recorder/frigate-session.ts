@@ -8,7 +8,7 @@ export interface FrigateCredentials {
 }
 
 /** Frigate's `auth.cookie_name` default: the cookie `/api/login` sets and the authenticated port reads. */
-export const FRIGATE_COOKIE = 'frigate_token';
+const FRIGATE_COOKIE = 'frigate_token';
 /** A session this close to its `exp` is opened again before the next request (Frigate refreshes within 30 min). */
 const RENEW_BEFORE_S = 60;
 
@@ -19,7 +19,7 @@ interface Session {
 }
 
 /** The value of cookie `name` among Set-Cookie headers, when one sets it. */
-export function cookieValue(setCookie: string | string[] | undefined, name: string): string | undefined {
+function cookieValue(setCookie: string | string[] | undefined, name: string): string | undefined {
   for (const header of [setCookie ?? []].flat()) {
     const [pair] = header.split(';');
     const at = pair.indexOf('=');

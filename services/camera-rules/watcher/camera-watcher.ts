@@ -28,7 +28,7 @@ export interface CameraWatcherWorkerDeps {
   pollMs: number;
   sleep: Sleep;
   clock?: () => Date;
-  /** Most events one catch-up reads (default 1000), newest `limit` pages at a time. */
+  /** Most events one catch-up reads (default 1000), oldest first in pages of up to 100; the rest waits for the next. */
   catchUpMax?: number;
   /** The camera's new recordings to search (Frigate); undefined: the recorder has none apart from its events. */
   recordings?: RecordingFollower;
