@@ -117,7 +117,7 @@ export class FrigateRecorder implements Recorder {
   private async get(path: string, maxBytes: number, signal?: AbortSignal): Promise<OutboundResponse> {
     for (let attempt = 1; ; attempt++) {
       const headers = this.session
-        ? await this.session.headers(signal)
+        ? await this.session.headers()
         : this.options.token
           ? { authorization: `Bearer ${this.options.token}` }
           : {};
