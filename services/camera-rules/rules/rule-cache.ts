@@ -27,7 +27,7 @@ export class RuleCache {
   async list(signal?: AbortSignal): Promise<RuleView[]> {
     this.closing.signal.throwIfAborted();
     this.watch ??= this.open();
-    await untilAborted(this.watch, signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal);
+    await untilAborted(this.watch, [this.closing.signal, ...(signal ? [signal] : [])]);
     return [...this.byName.values()].sort(byAge).map(ruleView);
   }
 
@@ -57,12 +57,20 @@ export class RuleCache {
   }
 }
 
-/** `promise`, or its signal's reason once that aborts first. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+/** `promise`, or the reason of the first of `signals` to abort before it settles (no listener is left behind). */
+function untilAborted<T>(promise: Promise<T>, signals: AbortSignal[]): Promise<T> {
+  const aborted = signals.find((signal) => signal.aborted);
+  if (aborted) return Promise.reject(aborted.reason);
   return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    signal.addEventListener('abort', abort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+    const listeners = signals.map((signal) => [signal, () => settle(() => reject(signal.reason))] as const);
+    const settle = (finish: () => void) => {
+      for (const [signal, listener] of listeners) signal.removeEventListener('abort', listener);
+      finish();
+    };
+    for (const [signal, listener] of listeners) signal.addEventListener('abort', listener, { once: true });
+    promise.then(
+      (value) => settle(() => resolve(value)),
+      (error: unknown) => settle(() => reject(error)),
+    );
   });
 }
