@@ -4,6 +4,7 @@ import { connectRelay } from './relay/mqtt-relay-source.js';
 import { ManualTimers } from './testing/manual-timers.js';
 import { sendJson, serveRuns, type ServedRuns } from './testing/serve-app.js';
 import { readSse } from './testing/sse-reader.js';
+import { checkStreamEvent } from '../../test/support/contract-check.js';
 import { startTestBroker, type TestBroker } from '../../test/support/mqtt-broker.js';
 import mqtt from 'mqtt';
 
@@ -106,6 +107,11 @@ describe('GET /api/generate_captions_alerts/metadata-stream', () => {
       timers.fireAll();
       const [status] = (await stream.waitFor(before + 3)).slice(before + 2);
       expect(status).toEqual({ type: 'status', runs: { a: 'starting', b: 'stopped' } });
+      // Each event as the service's document describes the stream's events.
+      const doc = (await (await fetch(`${served.url}/openapi.json`)).json()) as Record<string, unknown>;
+      const operation = { method: 'get', path: '/api/generate_captions_alerts/metadata-stream' };
+      for (const data of [...messages, status])
+        checkStreamEvent('caption-runs', doc, operation, { event: 'message', data });
     } finally {
       await publisher.endAsync();
       await stream.close();

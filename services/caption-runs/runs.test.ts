@@ -230,6 +230,17 @@ describe('starting runs', () => {
     expect((await post(runs, { rtspUrl: 'rtsp://user@10.0.0.7/stream1' })).status).toBe(200);
   });
 
+  it('answers 422, not 500, to a password whose %-escape is malformed', async () => {
+    const runs = await serve();
+    const refused = await post(runs, { rtspUrl: 'rtsp://user:50%zz@10.0.0.7/stream1' });
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toEqual({
+      detail: [{ loc: ['body', 'rtspUrl'], msg: expect.stringContaining('%'), type: expect.any(String) }],
+    });
+    // A well-formed escape is the character it stands for.
+    expect((await post(runs, { rtspUrl: 'rtsp://user:50%25@10.0.0.7/stream1' })).status).toBe(200);
+  });
+
   it('answers 422 naming every invalid field at once', async () => {
     const runs = await serve();
     const response = await post(runs, {

@@ -1,12 +1,21 @@
 import { readFile } from 'node:fs/promises';
 import { isObject } from '../../lib/json/index.js';
 import { argusAuthorization, outboundRequest, UNRESTRICTED } from '../../lib/outbound/index.js';
-import type { Segment, SegmentAnalyser, SegmentAnalysis, SegmentDetection } from '../recorder/segment-analysis.js';
+import {
+  SegmentRefusedError,
+  type Segment,
+  type SegmentAnalyser,
+  type SegmentAnalysis,
+  type SegmentDetection,
+} from '../recorder/segment-analysis.js';
 import type { SearchIndex } from './search-index.js';
 import { answerFailed, callFailed, ServiceCallError } from './service-error.js';
 
 /** Hits one search of a segment reads (dataprep's top_k maximum). */
 const HITS = 100;
+
+/** dataprep's answers to an upload that refuse the file itself (no readable video, too large), not the request. */
+const CONTENT_REFUSED = [400, 413, 415, 422];
 
 /** A search hit as far as detections go. */
 interface Hit {
@@ -31,15 +40,22 @@ export class DataprepSegmentAnalyser implements SegmentAnalyser {
 
   async analyse(segment: Segment, signal?: AbortSignal): Promise<SegmentAnalysis> {
     const name = `${segment.camera}-${new Date(segment.start * 1000).toISOString().replace(/[:.]/g, '-')}.mp4`;
-    const indexed = await this.index.add(
-      {
-        bytes: await readFile(segment.file),
-        filename: name,
-        contentType: 'video/mp4',
-        tags: [`camera:${segment.camera}`, 'source:directory', `recording:${segment.start}`],
-      },
-      signal,
-    );
+    const indexed = await this.index
+      .add(
+        {
+          bytes: await readFile(segment.file),
+          filename: name,
+          contentType: 'video/mp4',
+          tags: [`camera:${segment.camera}`, 'source:directory', `recording:${segment.start}`],
+        },
+        signal,
+      )
+      .catch((error: unknown) => {
+        if (error instanceof ServiceCallError && CONTENT_REFUSED.includes(error.status ?? 0)) {
+          throw new SegmentRefusedError(error.message);
+        }
+        throw error;
+      });
     const [frames, objects] = await Promise.all([
       this.search(indexed.videoId, indexed.bucketName, 'frame', signal),
       this.search(indexed.videoId, indexed.bucketName, 'object', signal),
@@ -83,7 +99,7 @@ export class DataprepSegmentAnalyser implements SegmentAnalyser {
 }
 
 /** Classes by first appearance, each with the moments that show it and one crop's box. */
-export function detectionsOf(frames: Hit[], objects: Hit[]): SegmentDetection[] {
+function detectionsOf(frames: Hit[], objects: Hit[]): SegmentDetection[] {
   const byLabel = new Map<string, SegmentDetection>();
   const moments = (hit: Hit) => (typeof hit.timestamp === 'number' && hit.timestamp >= 0 ? hit.timestamp : 0);
   const seen = (label: string, at: number) => {

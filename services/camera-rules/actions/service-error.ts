@@ -1,10 +1,14 @@
 import { OutboundError, type OutboundResponse } from '../../lib/outbound/index.js';
 
-/** A call to dataprep or alert-dispatch failed; `retryable` when trying again may help (unreachable, 5xx, 429). */
+/**
+ * A call to dataprep or alert-dispatch failed; `retryable` when trying again may help (unreachable, 5xx, 429);
+ * `status` when the service answered.
+ */
 export class ServiceCallError extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
+    readonly status?: number,
   ) {
     super(message);
     this.name = 'ServiceCallError';
@@ -28,5 +32,5 @@ export async function answerFailed(service: string, response: OutboundResponse):
     // no readable body: the status says enough
   }
   const retryable = response.status >= 500 || response.status === 429;
-  return new ServiceCallError(`${service} answered HTTP ${response.status}${said}`, retryable);
+  return new ServiceCallError(`${service} answered HTTP ${response.status}${said}`, retryable, response.status);
 }

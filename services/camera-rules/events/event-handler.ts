@@ -36,7 +36,7 @@ export interface EventHandlerDeps {
   /** Claims and results (always the store itself). */
   rules: RuleBook;
   /** Where the rules to match an event against are read: a RuleCache (the store's watch); default `rules`. */
-  matching?: { list(): Promise<RuleView[]> };
+  matching?: { list(signal?: AbortSignal): Promise<RuleView[]> };
   recorder: Recorder;
   search: SearchIndex;
   alerts: AlertSink;
@@ -56,7 +56,7 @@ export interface EventHandlerDeps {
 }
 
 /** Default lease of a claimed event's action. */
-export const DEFAULT_CLAIM_LEASE_MS = 60_000;
+const DEFAULT_CLAIM_LEASE_MS = 60_000;
 
 /** What one matching rule did with one event. */
 export interface RuleOutcome {
@@ -116,7 +116,7 @@ export class EventHandler {
   /** Fires every matching rule once on `event`; resolves when each has settled. */
   async handle(type: EventType, event: RecorderEvent, signal?: AbortSignal): Promise<RuleOutcome[]> {
     const source = this.deps.recorder.kind;
-    const rules = (await (this.deps.matching ?? this.deps.rules).list()).filter((rule) =>
+    const rules = (await (this.deps.matching ?? this.deps.rules).list(signal)).filter((rule) =>
       ruleMatches(rule, type, event, source),
     );
     return Promise.all(rules.map((rule) => this.fire(rule, event, source, signal)));

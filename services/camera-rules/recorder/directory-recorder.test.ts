@@ -152,6 +152,25 @@ describe('the directory recorder (Frigate layout, UTC)', () => {
     expect(await recorder.events({ camera: '../front_door', limit: 10, analyse: true })).toEqual([]);
   });
 
+  it('passes over a final segment dataprep refuses (a torn file), once, and goes on with the next ones', async () => {
+    // The shed's first segment is no video; the second is; the third, the newest, is not final yet.
+    await mkdir(path.join(root, '2026-03-10/14/shed'), { recursive: true });
+    await writeFile(path.join(root, '2026-03-10/14/shed/05.00.mp4'), 'a segment cut short by a power failure');
+    await copyFile(
+      path.join(root, '2026-03-10/14/front_door/05.00.mp4'),
+      path.join(root, '2026-03-10/14/shed/05.10.mp4'),
+    );
+    await segment('2026-03-10/14/shed/05.20.mp4');
+    const before = uploads;
+    const events = await recorder.events({ camera: 'shed', limit: 100, analyse: true, oldestFirst: true });
+    expect(uploads - before).toBe(2);
+    expect(events.map((e) => e.id)).toContain(`${T + 10}-shed-person`);
+    expect(events.filter((e) => e.start_time < T + 10)).toEqual([]);
+    // Refused for good: not sent again by the next catch-up.
+    expect(await recorder.events({ camera: 'shed', limit: 100, analyse: true, oldestFirst: true })).toEqual(events);
+    expect(uploads - before).toBe(2);
+  }, 120_000);
+
   it('serves the segment covering a time as the clip, and the frame at an event as its snapshot', async () => {
     const clip = await recorder.clip('front_door', T + 12, T + 15);
     expect(clip.subarray(4, 8).toString('latin1')).toBe('ftyp');

@@ -10,7 +10,7 @@ import {
   type RecorderEvent,
   type RecorderReachability,
 } from './recorder.js';
-import type { Segment, SegmentAnalyser, SegmentAnalysis } from './segment-analysis.js';
+import { SegmentRefusedError, type Segment, type SegmentAnalyser, type SegmentAnalysis } from './segment-analysis.js';
 
 /** Labels of a directory camera: Frigate's default `objects.track`. */
 export const DIRECTORY_LABELS = ['person'];
@@ -153,10 +153,14 @@ export class DirectoryRecorder implements Recorder {
     const { segment, end } = span;
     let analysis = await log.read(segment);
     if (!analysis && analyse && end !== null) {
-      analysis = await analyser.analyse(segment, signal);
+      analysis = await analyser.analyse(segment, signal).catch((error: unknown) => {
+        // A segment search refuses (a torn file) is passed over for good, why kept in the log: catch-ups go on.
+        if (!(error instanceof SegmentRefusedError)) throw error;
+        return { videoId: '', bucketName: '', detections: [], refused: error.message };
+      });
       await log.write(segment, analysis);
     }
-    return analysis ? segmentEvents(segment, end, analysis) : [];
+    return analysis && !analysis.refused ? segmentEvents(segment, end, analysis) : [];
   }
 
   async clip(camera: string, start: number, end: number): Promise<Buffer> {
@@ -195,7 +199,7 @@ const idPart = (label: string) => label.replace(/[^\w.-]+/g, '_');
  * The events of an analysed segment, newest first: one per detected class, then the `recording` event — at an equal
  * start the recording comes after the classes in time order, so a watcher that saw it has seen them.
  */
-export function segmentEvents(segment: Segment, end: number | null, analysis: SegmentAnalysis): RecorderEvent[] {
+function segmentEvents(segment: Segment, end: number | null, analysis: SegmentAnalysis): RecorderEvent[] {
   const { start, camera } = segment;
   const common = { camera, sub_label: null, zones: [], has_clip: true, has_snapshot: true, top_score: null };
   const media = { video_id: analysis.videoId, bucket_name: analysis.bucketName, segment_start: start };

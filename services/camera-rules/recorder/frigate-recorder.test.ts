@@ -195,6 +195,18 @@ describe("Frigate's authenticated port (user and password)", () => {
     ]);
   });
 
+  it("shares its login without tying it to the first request's signal: another request's abort fails only that one", async () => {
+    const recorder = new FrigateRecorder({ url: secured.url, credentials, timeoutMs: 5000 });
+    const abort = new AbortController();
+    abort.abort();
+    const [aborted, cameras] = await Promise.allSettled([
+      recorder.events({ camera: 'front_door', limit: 10 }, abort.signal),
+      recorder.cameras(),
+    ]);
+    expect(aborted.status).toBe('rejected');
+    expect(cameras).toEqual({ status: 'fulfilled', value: [{ name: 'front_door', labels: ['person'] }] });
+  });
+
   it('answers 502 saying the login was refused, without the password; 502 naming the 401 without credentials', async () => {
     const wrong = new FrigateRecorder({
       url: secured.url,

@@ -90,8 +90,8 @@ export function toRecordingSegment(raw: unknown): RecordingSegment | undefined {
 
 /**
  * Frigate over its HTTP API (`frigate/api/`): `/api/config` for cameras and their `objects.track`, `/api/events`
- * (camera, after, before, limit; newest first), `/api/<camera>/recordings` (after, before: the finished segments
-overlapping the span, oldest first), a clip by time `/api/<camera>/start/<s>/end/<e>/clip.mp4` (400 "No
+ * (camera, after, before, limit; newest first, or oldest with `sort=date_asc`), `/api/<camera>/recordings` (after, before: the finished segments
+ * overlapping the span, oldest first), a clip by time `/api/<camera>/start/<s>/end/<e>/clip.mp4` (400 "No
  * recordings found" while the segments are still in Frigate's cache) and `/api/events/<id>/snapshot.jpg`. A Frigate
  * that does not answer, or answers 5xx or something unreadable, is RecorderUnavailableError (502 at the edge).
  */
@@ -117,7 +117,7 @@ export class FrigateRecorder implements Recorder {
   private async get(path: string, maxBytes: number, signal?: AbortSignal): Promise<OutboundResponse> {
     for (let attempt = 1; ; attempt++) {
       const headers = this.session
-        ? await this.session.headers(signal)
+        ? await this.session.headers()
         : this.options.token
           ? { authorization: `Bearer ${this.options.token}` }
           : {};

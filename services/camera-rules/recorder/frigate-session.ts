@@ -8,7 +8,7 @@ export interface FrigateCredentials {
 }
 
 /** Frigate's `auth.cookie_name` default: the cookie `/api/login` sets and the authenticated port reads. */
-export const FRIGATE_COOKIE = 'frigate_token';
+const FRIGATE_COOKIE = 'frigate_token';
 /** A session this close to its `exp` is opened again before the next request (Frigate refreshes within 30 min). */
 const RENEW_BEFORE_S = 60;
 
@@ -19,7 +19,7 @@ interface Session {
 }
 
 /** The value of cookie `name` among Set-Cookie headers, when one sets it. */
-export function cookieValue(setCookie: string | string[] | undefined, name: string): string | undefined {
+function cookieValue(setCookie: string | string[] | undefined, name: string): string | undefined {
   for (const header of [setCookie ?? []].flat()) {
     const [pair] = header.split(';');
     const at = pair.indexOf('=');
@@ -73,10 +73,13 @@ export class FrigateSession {
     return (this.options.clock ?? Date.now)() / 1000;
   }
 
-  /** The Cookie header of an authenticated request, opening a session when there is none (or it is about to end). */
-  async headers(signal?: AbortSignal): Promise<Record<string, string>> {
+  /**
+   * The Cookie header of an authenticated request, opening a session when there is none (or it is about to end). The
+   * login is shared by every request waiting for it, so no one request's signal ends it (it is bounded by its time-out).
+   */
+  async headers(): Promise<Record<string, string>> {
     let session = this.session;
-    if (!session || session.expires - RENEW_BEFORE_S <= this.now()) session = await this.open(signal);
+    if (!session || session.expires - RENEW_BEFORE_S <= this.now()) session = await this.open();
     return { cookie: `${this.cookieName}=${session.jwt}` };
   }
 
@@ -91,14 +94,14 @@ export class FrigateSession {
     if (jwt) this.session = { jwt, expires: expiryOf(jwt) };
   }
 
-  private open(signal?: AbortSignal): Promise<Session> {
-    this.opening ??= this.login(signal).finally(() => {
+  private open(): Promise<Session> {
+    this.opening ??= this.login().finally(() => {
       this.opening = undefined;
     });
     return this.opening;
   }
 
-  private async login(signal?: AbortSignal): Promise<Session> {
+  private async login(): Promise<Session> {
     const { url, shown, credentials, timeoutMs } = this.options;
     let response: OutboundResponse;
     try {
@@ -109,7 +112,6 @@ export class FrigateSession {
         body: JSON.stringify({ user: credentials.user, password: credentials.password }),
         timeoutMs,
         maxBytes: 64 * 1024,
-        signal,
       });
     } catch (error) {
       if (error instanceof OutboundError) {

@@ -22,9 +22,15 @@ export interface SegmentAnalysis {
   bucketName: string;
   /** One entry per class, in order of first appearance. */
   detections: SegmentDetection[];
+  /** Why the search service refused the segment for good (not a video it reads): no video, no event. */
+  refused?: string;
 }
+
+/** The search service refused the segment itself (a torn or foreign file): analysing it again would not help. */
+export class SegmentRefusedError extends Error {}
 
 /** Sends a new segment to search and reads back its detections (the directory recorder's source of events). */
 export interface SegmentAnalyser {
+  /** SegmentRefusedError when the segment's content is refused; any other error may pass with another try. */
   analyse(segment: Segment, signal?: AbortSignal): Promise<SegmentAnalysis>;
 }

@@ -150,3 +150,52 @@ describe.each([
     },
   );
 });
+
+describe('the rule cache while the API server has not listed the rules yet (an outage)', () => {
+  it('gives up a list when its signal aborts or the cache closes, closes at once, and stops the watch once it opens', async () => {
+    const fake = await FakeApiServer.start({ admin: 'admin', worker: CAMERA_WATCHER_WORKER_RULES });
+    let answer!: () => void;
+    const held = new Promise<undefined>((resolve) => (answer = () => resolve(undefined)));
+    let asked!: () => void;
+    const listAsked = new Promise<void>((resolve) => (asked = resolve));
+    // The worker's list of CameraRules is held: the watch cannot open.
+    fake.intercept((req) => {
+      if (req.user !== 'worker' || !req.path.endsWith('/camerarules')) return undefined;
+      asked();
+      return held;
+    });
+    const worker = new KubernetesResourceStore(fake.kubeConfig('worker'), { restartBackoff: { baseMs: 1, maxMs: 20 } });
+    let stopped!: () => void;
+    const watchStopped = new Promise<void>((resolve) => (stopped = resolve));
+    const store = new Proxy(worker, {
+      get(target, property) {
+        if (property === 'watch')
+          return (async (kind, namespace, handler) => {
+            const watch = await target.watch(kind, namespace, handler);
+            return { stop: () => watch.stop().then(stopped) };
+          }) as ResourceStore['watch'];
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    try {
+      const cache = new RuleCache(store, NS);
+      const abort = new AbortController();
+      const aborted = cache.list(abort.signal);
+      await listAsked;
+      abort.abort(new Error('the watcher stopped'));
+      await expect(aborted).rejects.toThrow('the watcher stopped');
+
+      const waiting = cache.list();
+      await cache.close();
+      await expect(waiting).rejects.toThrow(/closed/);
+
+      // The server answers again: the watch opens, and is stopped then.
+      answer();
+      await watchStopped;
+      await expect(cache.list()).rejects.toThrow(/closed/);
+    } finally {
+      await fake.close();
+    }
+  });
+});

@@ -259,10 +259,11 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
         signal: abort.signal,
       });
       await slept;
-      // e5 (settled before) and e6: the oldest two after the catch-up point.
+      // e5 (settled before) and e6: the oldest two after the catch-up point (one more asked for: whether the next
+      // event shares e6's start).
       expect(frigate.requests.filter((r) => r.path === '/api/events').at(-1)?.query).toMatchObject({
         sort: 'date_asc',
-        limit: '2',
+        limit: '3',
       });
       let handled = Object.keys((await results()).describe);
       expect(handled).toContain('e6');
@@ -277,6 +278,30 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
         lastEventId: 'e8',
         lastEventStart: T0 + 80,
       });
+      abort.abort();
+      await run;
+    });
+
+    it('misses no event sharing its start time with the last one a round or a page ended on', async () => {
+      // e9 waits from the test before; e10 and e11 started at the same moment (the directory recorder's segment and
+      // a class seen in its first frame always do).
+      for (const id of ['e10', 'e11']) {
+        frigate.addEvent({ id, camera: 'front_door', start_time: T0 + 100, end_time: T0 + 101 });
+      }
+      const abort = new AbortController();
+      let slept = nextSleep();
+      const run = cameraWatcherWorker({ ...deps, catchUpMax: 2 })({
+        namespace: NS,
+        name: watcherName,
+        index: 0,
+        completions: 1,
+        signal: abort.signal,
+      });
+      await slept;
+      slept = nextSleep();
+      asleep.pop()?.();
+      await slept;
+      expect(Object.keys((await results()).describe)).toEqual(expect.arrayContaining(['e9', 'e10', 'e11']));
       abort.abort();
       await run;
     });

@@ -28,7 +28,7 @@ export interface CameraWatcherWorkerDeps {
   pollMs: number;
   sleep: Sleep;
   clock?: () => Date;
-  /** Most events one catch-up reads (default 1000), newest `limit` pages at a time. */
+  /** Most events one catch-up reads (default 1000), oldest first in pages of up to 100; the rest waits for the next. */
   catchUpMax?: number;
   /** The camera's new recordings to search (Frigate); undefined: the recorder has none apart from its events. */
   recordings?: RecordingFollower;
@@ -112,20 +112,30 @@ export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
     };
 
     // Oldest first, a page at a time from the catch-up point: after a long outage the oldest events are handled first
-    // and the point moves over them, so a catch-up bounded by `catchUpMax` leaves the rest to the next one.
+    // and the point moves over them, so a catch-up bounded by `catchUpMax` leaves the rest to the next one. `after` is
+    // strict, so events sharing a start time are handled together: a group the page's end or the bound would cut is
+    // left whole to the next page or catch-up (each page asks for one more event than there is room for, to see it);
+    // a group that begins a page is taken as far as the page holds it.
     const catchUp = async () => {
       let after = cursor;
       const max = deps.catchUpMax ?? 1000;
       for (let read = 0; read < max && !signal.aborted;) {
-        const query = { camera, after, limit: Math.min(PAGE, max - read), analyse: true, oldestFirst: true };
+        const room = max - read;
+        const query = { camera, after, limit: Math.min(PAGE, room + 1), analyse: true, oldestFirst: true };
         const page = await recorder.events(query, signal);
-        for (const event of page) {
+        const full = page.length === query.limit;
+        let taken = page.slice(0, room);
+        const cut = taken.length < page.length ? page[taken.length].start_time : full ? page.at(-1)!.start_time : null;
+        const before = taken.filter((event) => event.start_time !== cut);
+        // Nothing before the group: the group is taken as far as the page holds it (past the bound if need be).
+        taken = before.length > 0 ? before : page.filter((event) => event.start_time === cut || cut === null);
+        for (const event of taken) {
           enqueue('new', event);
           if (event.end_time !== null) enqueue('end', event);
         }
-        read += page.length;
-        if (page.length < query.limit) break;
-        after = page[page.length - 1].start_time;
+        read += taken.length;
+        if (!full || taken.length === 0) break;
+        after = taken[taken.length - 1].start_time;
       }
       await chain;
     };

@@ -31,8 +31,9 @@ export function metricsSocketRoute(): RouteSpec {
 
 /**
  * The metrics WebSocket: every `intervalMs` one text frame `{"metrics": [{name, tags, fields, timestamp}]}` (the
- * original's shape) to every client, one entry per run of this process. Frames are built once per tick. Clients
- * send nothing (what they send is ignored); at most `maxClients` at once (503 beyond).
+ * original's shape) to every client, one entry per run whose worker reports on MQTT (in this process or a pod).
+ * Frames are built once per tick. Clients send nothing (what they send is ignored); at most `maxClients` at once (503
+ * beyond).
  */
 export class MetricsSocket {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { defineRoute, formatSseMessage, openSseResponse, requestSignal, type RouteSpec } from '../../lib/http/index.js';
 import type { Logger } from '../../lib/log/index.js';
 import type { MetadataRelay, RelayItem } from '../relay/metadata-relay.js';
-import type { RunState } from '../runs/run-view.js';
+import { RUN_STATES, type RunState } from '../runs/run-view.js';
 
 /** What the stream route needs: the relay, and each kept run's state for the status messages. */
 export interface MetadataStreamDeps {
@@ -32,7 +32,10 @@ const streamMessage = Joi.alternatives()
     }).unknown(true),
     Joi.object({
       type: Joi.string().valid('status').required(),
-      runs: Joi.object().pattern(Joi.string(), Joi.object().unknown(true)).required().description('Every kept run'),
+      runs: Joi.object()
+        .pattern(Joi.string(), Joi.string().valid(...RUN_STATES))
+        .required()
+        .description('Every kept run: runId → its state'),
     }),
     Joi.object({ type: Joi.string().valid('missed').required(), missed: Joi.number().integer().min(1).required() }),
   )

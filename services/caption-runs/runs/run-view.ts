@@ -5,8 +5,11 @@ import { mqttTopic } from './run-ids.js';
 import { withPassword } from './stream-credentials.js';
 import { redactedSource } from './stream-source.js';
 
+/** The states of a run as the API shows them. */
+export const RUN_STATES = ['starting', 'running', 'reconnecting', 'failed', 'stopped'] as const;
+
 /** A run's state as the API shows it: the phase in lower case; `stopped` as soon as DELETE asked for it. */
-export type RunState = 'starting' | 'running' | 'reconnecting' | 'failed' | 'stopped';
+export type RunState = (typeof RUN_STATES)[number];
 
 /** The run's state: a run asked to stop is `stopped` unless it failed first; no phase yet is `starting`. */
 export function runState(run: CaptionRun): RunState {
@@ -84,7 +87,7 @@ export const runSchema = Joi.object({
     )
     .required(),
   status: Joi.string()
-    .valid('starting', 'running', 'reconnecting', 'failed', 'stopped')
+    .valid(...RUN_STATES)
     .required()
     .description('The run phase in lower case; stopped as soon as DELETE asked for it'),
   active: Joi.boolean().required().description('Listed by GET /api/generate_captions_alerts without ?state=all'),

@@ -31,6 +31,9 @@ export function streamSourceProblem(value: string, mediaRoot: string | undefined
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     if (!host || (isIP(host) === 0 && !HOST_NAME.test(host))) return 'must name a valid host';
     if (url.hash) return 'must not have a #fragment';
+    if (!wellEscaped(url.username) || !wellEscaped(url.password)) {
+      return 'must not have a malformed %-escape in its user name or password (write % as %25)';
+    }
     return undefined;
   }
   if (!mediaRoot)
@@ -38,6 +41,16 @@ export function streamSourceProblem(value: string, mediaRoot: string | undefined
   if (value.includes('\0')) return 'must not contain a NUL character';
   if (!isInside(mediaRoot, path.resolve(mediaRoot, value))) return 'must be a file below the media root';
   return undefined;
+}
+
+/** Whether every `%` of a URL's user info starts a valid escape (the password is decoded before it is sealed). */
+function wellEscaped(part: string): boolean {
+  try {
+    decodeURIComponent(part);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isInside(root: string, candidate: string): boolean {
