@@ -168,7 +168,8 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
       expect(watcher?.status).toMatchObject({ lastEventId: 'e2', lastEventStart: T0 + 10, eventsHandled: 6 });
       expect(frigate.requests.find((r) => r.path === '/api/events')?.query).toMatchObject({
         camera: 'front_door',
-        after: String(T0),
+        // The catch-up point's own moment is read again: an event sharing it may not have been handled.
+        after: String(T0 - 1e-6),
       });
     });
 
@@ -251,7 +252,7 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
       }
       const abort = new AbortController();
       let slept = nextSleep();
-      const run = cameraWatcherWorker({ ...deps, catchUpMax: 2 })({
+      const run = cameraWatcherWorker({ ...deps, catchUpMax: 3 })({
         namespace: NS,
         name: watcherName,
         index: 0,
@@ -259,11 +260,11 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
         signal: abort.signal,
       });
       await slept;
-      // e5 (settled before) and e6: the oldest two after the catch-up point (one more asked for: whether the next
-      // event shares e6's start).
+      // e4 (the catch-up point's own moment, read again), e5 (settled before) and e6: the oldest three from the
+      // catch-up point (one more asked for: whether the next event shares e6's start).
       expect(frigate.requests.filter((r) => r.path === '/api/events').at(-1)?.query).toMatchObject({
         sort: 'date_asc',
-        limit: '3',
+        limit: '4',
       });
       let handled = Object.keys((await results()).describe);
       expect(handled).toContain('e6');
@@ -302,6 +303,78 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
       asleep.pop()?.();
       await slept;
       expect(Object.keys((await results()).describe)).toEqual(expect.arrayContaining(['e9', 'e10', 'e11']));
+      abort.abort();
+      await run;
+    });
+
+    it('handles after a restart an event that shares its start with the last one settled before the stop', async () => {
+      // A run settled e12 and stopped before e13, which started at the same moment.
+      for (const id of ['e12', 'e13']) {
+        frigate.addEvent({ id, camera: 'front_door', start_time: T0 + 110, end_time: T0 + 111 });
+      }
+      for (const rule of ['describe', 'arrivals']) {
+        expect(await rules.claim(rule, 'e12', 'front_door', new Date(), 60_000)).toBe('claimed');
+        await rules.settle(rule, 'e12', { state: 'succeeded', attempts: 1, updatedAt: new Date().toISOString() });
+      }
+      const latest = (await store.get('CameraWatcher', NS, watcherName))!;
+      await store.updateStatus('CameraWatcher', {
+        ...latest,
+        status: { ...latest.status, lastEventId: 'e12', lastEventStart: T0 + 110 },
+      });
+      const counts = async () => Object.fromEntries((await rules.list()).map((r) => [r.id, r.count]));
+      const before = await counts();
+      const abort = new AbortController();
+      const slept = nextSleep();
+      const run = cameraWatcherWorker(deps)({
+        namespace: NS,
+        name: watcherName,
+        index: 0,
+        completions: 1,
+        signal: abort.signal,
+      });
+      await slept;
+      expect((await results()).describe).toMatchObject({ e12: 'succeeded', e13: 'succeeded' });
+      // e13 once for each rule; e12 not again.
+      expect(await counts()).toEqual({ describe: before.describe + 1, arrivals: before.arrivals + 1 });
+      abort.abort();
+      await run;
+    });
+
+    it('keeps the catch-up point before an event whose `new` another replica holds, though its `end` is done', async () => {
+      frigate.addEvent({ id: 'e14', camera: 'front_door', start_time: T0 + 120, end_time: T0 + 121 });
+      // Another replica claimed e14's `new` rule a moment ago and is running it (it may die before it settles).
+      expect(await rules.claim('arrivals', 'e14', 'front_door', new Date(), 60_000)).toBe('claimed');
+      const outcomes: string[] = [];
+      const recording = {
+        ...deps,
+        handler: {
+          handle: async (...args: Parameters<CameraWatcherWorkerDeps['handler']['handle']>) => {
+            const found = await deps.handler.handle(...args);
+            if (args[1].id === 'e14') found.forEach((o) => outcomes.push(`${args[0]}:${o.ruleId}:${o.state}`));
+            return found;
+          },
+        },
+      };
+      const abort = new AbortController();
+      let slept = nextSleep();
+      const run = cameraWatcherWorker(recording)({
+        namespace: NS,
+        name: watcherName,
+        index: 0,
+        completions: 1,
+        signal: abort.signal,
+      });
+      await slept;
+      expect(outcomes).toEqual(['new:arrivals:held', 'end:describe:succeeded']);
+      const point = (await store.get('CameraWatcher', NS, watcherName))?.status?.lastEventStart ?? Infinity;
+      expect(point).toBeLessThan(T0 + 120);
+
+      await rules.settle('arrivals', 'e14', { state: 'succeeded', attempts: 1, updatedAt: new Date().toISOString() });
+      slept = nextSleep();
+      asleep.pop()?.();
+      await slept;
+      // Its `new` is offered again (its end was done): settled by the other replica, so nothing runs twice.
+      expect(outcomes.slice(2)).toEqual(['new:arrivals:duplicate']);
       abort.abort();
       await run;
     });

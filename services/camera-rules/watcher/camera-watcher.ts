@@ -65,6 +65,9 @@ export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
     const log = { camera, watcher: `${namespace}/${name}` };
     let cursor = watcher.status?.lastEventStart ?? startOf(watcher, clock);
     const inProgress = new Map<string, number>();
+    // Events whose `new` rules another replica's claim holds: their `end` does not settle them (the next catch-up
+    // offers the `new` again, and runs it here if that replica stopped and its lease ran out).
+    const newHeld = new Set<string>();
     // What this run already handled (`type:id`), bounded: catch-ups overlap each other and the feed.
     const done = new Set<string>();
     let chain: Promise<void> = Promise.resolve();
@@ -86,15 +89,17 @@ export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
       const key = `${type}:${event.id}`;
       if (signal.aborted || done.has(key)) return;
       if (event.end_time === null && type !== 'end') inProgress.set(event.id, event.start_time);
-      else inProgress.delete(event.id);
+      else if (!newHeld.has(event.id) || type === 'new') inProgress.delete(event.id);
       try {
         const outcomes = await handler.handle(type, event, signal);
         if (outcomes.some((o) => o.state === 'held')) {
           // Another replica's claim is running an action: the catch-up point stays before the event, and the next
           // catch-up offers it again (its action is run here if that replica stopped and its lease ran out).
           inProgress.set(event.id, event.start_time);
+          if (type === 'new') newHeld.add(event.id);
           return;
         }
+        if (type === 'new') newHeld.delete(event.id);
         done.add(key);
         if (done.size > DONE_MAX) done.delete(done.values().next().value as string);
         // Seen before (another run or replica handled it): not counted again.
@@ -117,7 +122,9 @@ export function cameraWatcherWorker(deps: CameraWatcherWorkerDeps): Worker {
     // left whole to the next page or catch-up (each page asks for one more event than there is room for, to see it);
     // a group that begins a page is taken as far as the page holds it.
     const catchUp = async () => {
-      let after = cursor;
+      // The catch-up point is the start of the last event settled, and others may share that start (a stop between
+      // them): the first page takes the point's own moment again — what was handled is not run twice (claims).
+      let after = Math.max(0, cursor - 1e-6);
       const max = deps.catchUpMax ?? 1000;
       for (let read = 0; read < max && !signal.aborted;) {
         const room = max - read;
