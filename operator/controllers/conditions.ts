@@ -1,5 +1,13 @@
 import type { Condition } from '../api/index.js';
 
+/** The CRDs' bound on a condition's or a phase's message (meta.ts, camerawatcher.ts, captionrun.ts). */
+const STATUS_MESSAGE_MAX = 1024;
+
+/** `text` cut to fit a status message, marked with an ellipsis where it was cut. */
+export function clipStatusMessage(text: string): string {
+  return text.length > STATUS_MESSAGE_MAX ? `${text.slice(0, STATUS_MESSAGE_MAX - 1)}…` : text;
+}
+
 /** A condition as a controller decides it; the time and generation are filled in by `setConditions`. */
 export interface DesiredCondition {
   type: string;

@@ -5,7 +5,7 @@ import {
   type CameraWatcherStatus,
 } from '../../api/index.js';
 import type { LongRunningWorkloadSpec, WorkloadStatus } from '../../ports/index.js';
-import { setConditions, type DesiredCondition } from '../conditions.js';
+import { clipStatusMessage, setConditions, type DesiredCondition } from '../conditions.js';
 
 /** The workload of an enabled CameraWatcher: one long-running camera-watcher worker. */
 export const CAMERA_WATCHER_WORKLOAD: LongRunningWorkloadSpec = {
@@ -23,11 +23,6 @@ export interface CameraWatcherDecision {
   /** Remove the workload (disabled, or its Deployment gave up). */
   removeWorkload: boolean;
 }
-
-/** Longest message kept in status. */
-const MESSAGE_MAX = 1024;
-
-const clip = (text: string) => (text.length > MESSAGE_MAX ? `${text.slice(0, MESSAGE_MAX - 1)}…` : text);
 
 /**
  * The watcher's phase and conditions from its spec and its workload, a pure function:
@@ -71,7 +66,7 @@ export function decideCameraWatcher(input: {
   } else {
     const waiting = workload?.waiting;
     const reason = waiting?.reason ?? 'Starting';
-    message = clip(waiting?.message ?? 'the camera-watcher worker is starting');
+    message = clipStatusMessage(waiting?.message ?? 'the camera-watcher worker is starting');
     phase = reason === 'ProgressDeadlineExceeded' ? 'Failed' : 'Pending';
     const restarting = (workload?.restarts ?? 0) > 0 && workload?.lastError !== undefined;
     desired = [
@@ -84,7 +79,7 @@ export function decideCameraWatcher(input: {
               type: 'Degraded',
               status: 'True',
               reason: 'WorkerRestarting',
-              message: clip(`the worker ended ${workload!.restarts} times; last: ${workload!.lastError}`),
+              message: clipStatusMessage(`the worker ended ${workload!.restarts} times; last: ${workload!.lastError}`),
             }
           : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'nothing failed' },
     ];

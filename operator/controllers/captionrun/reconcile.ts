@@ -6,7 +6,7 @@ import {
   type CaptionRunStatus,
 } from '../../api/index.js';
 import type { LongRunningWorkloadSpec, WorkloadStatus } from '../../ports/index.js';
-import { setConditions, type DesiredCondition } from '../conditions.js';
+import { clipStatusMessage, setConditions, type DesiredCondition } from '../conditions.js';
 
 /** The workload of a CaptionRun: one long-running caption worker. */
 export const CAPTION_RUN_WORKLOAD: LongRunningWorkloadSpec = {
@@ -22,9 +22,6 @@ export interface CaptionRunDecision {
   ensureWorkload: boolean;
   removeWorkload: boolean;
 }
-
-const MESSAGE_MAX = 1024;
-const clip = (text: string) => (text.length > MESSAGE_MAX ? `${text.slice(0, MESSAGE_MAX - 1)}…` : text);
 
 /** Whether a run has ended (Stopped or Failed): never left, kept for the retention, then deleted. */
 export function isFinished(run: CaptionRun): boolean {
@@ -78,7 +75,7 @@ export function decideCaptionRun(input: {
     remove = workload !== undefined;
   } else if (workload?.waiting?.reason === 'ProgressDeadlineExceeded') {
     phase = 'Failed';
-    message = clip(`no caption worker could start: ${workload.waiting.message}`);
+    message = clipStatusMessage(`no caption worker could start: ${workload.waiting.message}`);
     remove = true;
   } else if (workload && workload.ready > 0) {
     phase = reported ?? 'Starting';
@@ -87,7 +84,7 @@ export function decideCaptionRun(input: {
     ensure = !workload;
     phase = 'Starting';
     const waiting = workload?.waiting;
-    message = clip(
+    message = clipStatusMessage(
       waiting
         ? `waiting for the caption worker (${waiting.reason}): ${waiting.message}`
         : 'the caption worker is starting',
@@ -120,7 +117,7 @@ export function decideCaptionRun(input: {
               type: 'Degraded',
               status: 'True',
               reason: 'WorkerRestarting',
-              message: clip(`the worker ended ${workload!.restarts} times; last: ${workload!.lastError}`),
+              message: clipStatusMessage(`the worker ended ${workload!.restarts} times; last: ${workload!.lastError}`),
             }
           : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'nothing failed' },
     ];
