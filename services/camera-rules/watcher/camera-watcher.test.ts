@@ -71,9 +71,10 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
     );
   }
 
-  function start(): { stop(): Promise<void> } {
+  /** Runs the worker on the suite's deps (with `overrides`) until stop(). */
+  function start(overrides: Partial<CameraWatcherWorkerDeps> = {}): { stop(): Promise<void> } {
     const abort = new AbortController();
-    const run = cameraWatcherWorker(deps)({
+    const run = cameraWatcherWorker({ ...deps, ...overrides })({
       namespace: NS,
       name: watcherName,
       index: 0,
@@ -86,6 +87,20 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
         await run;
       },
     };
+  }
+
+  /** A handler that records `type:rule:state` of each outcome for event `id` (only its: a message of an earlier test
+   * may still be on its way from the broker), handing everything to the suite's handler. */
+  function recordingOutcomes(id: string): { handler: CameraWatcherWorkerDeps['handler']; outcomes: string[] } {
+    const outcomes: string[] = [];
+    const handler = {
+      handle: async (...args: Parameters<CameraWatcherWorkerDeps['handler']['handle']>) => {
+        const found = await deps.handler.handle(...args);
+        if (args[1].id === id) found.forEach((o) => outcomes.push(`${args[0]}:${o.ruleId}:${o.state}`));
+        return found;
+      },
+    };
+    return { handler, outcomes };
   }
 
   beforeAll(async () => {
@@ -209,27 +224,9 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
       frigate.addEvent({ id: 'e5', camera: 'front_door', start_time: T0 + 40, end_time: T0 + 41 });
       // Another replica claimed e5 for `describe` a moment ago and is running the action.
       expect(await rules.claim('describe', 'e5', 'front_door', new Date(), 60_000)).toBe('claimed');
-      const outcomes: string[] = [];
-      const recording = {
-        ...deps,
-        handler: {
-          handle: async (...args: Parameters<CameraWatcherWorkerDeps['handler']['handle']>) => {
-            const found = await deps.handler.handle(...args);
-            // Only e5's: a message of an earlier test may still be on its way from the broker.
-            if (args[1].id === 'e5') found.forEach((o) => outcomes.push(`${args[0]}:${o.ruleId}:${o.state}`));
-            return found;
-          },
-        },
-      };
-      const abort = new AbortController();
+      const { handler, outcomes } = recordingOutcomes('e5');
       let slept = nextSleep();
-      const run = cameraWatcherWorker(recording)({
-        namespace: NS,
-        name: watcherName,
-        index: 0,
-        completions: 1,
-        signal: abort.signal,
-      });
+      const running = start({ handler });
       await slept;
       expect(outcomes).toEqual(['new:arrivals:succeeded', 'end:describe:held']);
       expect((await results()).describe.e5).toBe('pending');
@@ -242,23 +239,15 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
       await slept;
       // Its end is offered again (its new was done): the claim is settled, so nothing runs twice.
       expect(outcomes.slice(2)).toEqual(['end:describe:duplicate']);
-      abort.abort();
-      await run;
+      await running.stop();
     });
 
     it('catches up oldest first, a bounded number per round, so nothing is skipped after a long outage', async () => {
       for (let i = 6; i <= 9; i++) {
         frigate.addEvent({ id: `e${i}`, camera: 'front_door', start_time: T0 + 10 * i, end_time: T0 + 10 * i + 1 });
       }
-      const abort = new AbortController();
       let slept = nextSleep();
-      const run = cameraWatcherWorker({ ...deps, catchUpMax: 3 })({
-        namespace: NS,
-        name: watcherName,
-        index: 0,
-        completions: 1,
-        signal: abort.signal,
-      });
+      const running = start({ catchUpMax: 3 });
       await slept;
       // e4 (the catch-up point's own moment, read again), e5 (settled before) and e6: the oldest three from the
       // catch-up point (one more asked for: whether the next event shares e6's start).
@@ -279,8 +268,7 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
         lastEventId: 'e8',
         lastEventStart: T0 + 80,
       });
-      abort.abort();
-      await run;
+      await running.stop();
     });
 
     it('misses no event sharing its start time with the last one a round or a page ended on', async () => {
@@ -289,22 +277,14 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
       for (const id of ['e10', 'e11']) {
         frigate.addEvent({ id, camera: 'front_door', start_time: T0 + 100, end_time: T0 + 101 });
       }
-      const abort = new AbortController();
       let slept = nextSleep();
-      const run = cameraWatcherWorker({ ...deps, catchUpMax: 2 })({
-        namespace: NS,
-        name: watcherName,
-        index: 0,
-        completions: 1,
-        signal: abort.signal,
-      });
+      const running = start({ catchUpMax: 2 });
       await slept;
       slept = nextSleep();
       asleep.pop()?.();
       await slept;
       expect(Object.keys((await results()).describe)).toEqual(expect.arrayContaining(['e9', 'e10', 'e11']));
-      abort.abort();
-      await run;
+      await running.stop();
     });
 
     it('handles after a restart an event that shares its start with the last one settled before the stop', async () => {
@@ -323,47 +303,22 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
       });
       const counts = async () => Object.fromEntries((await rules.list()).map((r) => [r.id, r.count]));
       const before = await counts();
-      const abort = new AbortController();
       const slept = nextSleep();
-      const run = cameraWatcherWorker(deps)({
-        namespace: NS,
-        name: watcherName,
-        index: 0,
-        completions: 1,
-        signal: abort.signal,
-      });
+      const running = start();
       await slept;
       expect((await results()).describe).toMatchObject({ e12: 'succeeded', e13: 'succeeded' });
       // e13 once for each rule; e12 not again.
       expect(await counts()).toEqual({ describe: before.describe + 1, arrivals: before.arrivals + 1 });
-      abort.abort();
-      await run;
+      await running.stop();
     });
 
     it('keeps the catch-up point before an event whose `new` another replica holds, though its `end` is done', async () => {
       frigate.addEvent({ id: 'e14', camera: 'front_door', start_time: T0 + 120, end_time: T0 + 121 });
       // Another replica claimed e14's `new` rule a moment ago and is running it (it may die before it settles).
       expect(await rules.claim('arrivals', 'e14', 'front_door', new Date(), 60_000)).toBe('claimed');
-      const outcomes: string[] = [];
-      const recording = {
-        ...deps,
-        handler: {
-          handle: async (...args: Parameters<CameraWatcherWorkerDeps['handler']['handle']>) => {
-            const found = await deps.handler.handle(...args);
-            if (args[1].id === 'e14') found.forEach((o) => outcomes.push(`${args[0]}:${o.ruleId}:${o.state}`));
-            return found;
-          },
-        },
-      };
-      const abort = new AbortController();
+      const { handler, outcomes } = recordingOutcomes('e14');
       let slept = nextSleep();
-      const run = cameraWatcherWorker(recording)({
-        namespace: NS,
-        name: watcherName,
-        index: 0,
-        completions: 1,
-        signal: abort.signal,
-      });
+      const running = start({ handler });
       await slept;
       expect(outcomes).toEqual(['new:arrivals:held', 'end:describe:succeeded']);
       const point = (await store.get('CameraWatcher', NS, watcherName))?.status?.lastEventStart ?? Infinity;
@@ -375,8 +330,7 @@ function watcherSuite(startBroker: () => Promise<TestBroker>): void {
       await slept;
       // Its `new` is offered again (its end was done): settled by the other replica, so nothing runs twice.
       expect(outcomes.slice(2)).toEqual(['new:arrivals:duplicate']);
-      abort.abort();
-      await run;
+      await running.stop();
     });
 
     it('returns at once for a disabled or missing watcher', async () => {
