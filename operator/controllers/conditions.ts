@@ -1,4 +1,5 @@
 import type { Condition } from '../api/index.js';
+import type { WorkloadStatus } from '../ports/index.js';
 
 /** The CRDs' bound on a condition's or a phase's message (meta.ts, camerawatcher.ts, captionrun.ts). */
 const STATUS_MESSAGE_MAX = 1024;
@@ -37,4 +38,19 @@ export function setConditions(
     });
   }
   return [...byType.values()];
+}
+
+/**
+ * Degraded for a long-running worker that is not running: True/WorkerRestarting with its restarts and last error when
+ * it ended and waits to restart, else False/AsExpected.
+ */
+export function workerDegraded(workload: WorkloadStatus | undefined): DesiredCondition {
+  return (workload?.restarts ?? 0) > 0 && workload?.lastError !== undefined
+    ? {
+        type: 'Degraded',
+        status: 'True',
+        reason: 'WorkerRestarting',
+        message: clipStatusMessage(`the worker ended ${workload.restarts} times; last: ${workload.lastError}`),
+      }
+    : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'nothing failed' };
 }

@@ -5,7 +5,7 @@ import {
   type CameraWatcherStatus,
 } from '../../api/index.js';
 import type { LongRunningWorkloadSpec, WorkloadStatus } from '../../ports/index.js';
-import { clipStatusMessage, setConditions, type DesiredCondition } from '../conditions.js';
+import { clipStatusMessage, setConditions, workerDegraded, type DesiredCondition } from '../conditions.js';
 
 /** The workload of an enabled CameraWatcher: one long-running camera-watcher worker. */
 export const CAMERA_WATCHER_WORKLOAD: LongRunningWorkloadSpec = {
@@ -68,20 +68,10 @@ export function decideCameraWatcher(input: {
     const reason = waiting?.reason ?? 'Starting';
     message = clipStatusMessage(waiting?.message ?? 'the camera-watcher worker is starting');
     phase = reason === 'ProgressDeadlineExceeded' ? 'Failed' : 'Pending';
-    const restarting = (workload?.restarts ?? 0) > 0 && workload?.lastError !== undefined;
     desired = [
       { type: 'Ready', status: 'False', reason, message },
       { type: 'Progressing', status: phase === 'Failed' ? 'False' : 'True', reason, message },
-      phase === 'Failed'
-        ? { type: 'Degraded', status: 'True', reason, message }
-        : restarting
-          ? {
-              type: 'Degraded',
-              status: 'True',
-              reason: 'WorkerRestarting',
-              message: clipStatusMessage(`the worker ended ${workload!.restarts} times; last: ${workload!.lastError}`),
-            }
-          : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'nothing failed' },
+      phase === 'Failed' ? { type: 'Degraded', status: 'True', reason, message } : workerDegraded(workload),
     ];
   }
   const status: CameraWatcherStatus = {

@@ -6,7 +6,7 @@ import {
   type CaptionRunStatus,
 } from '../../api/index.js';
 import type { LongRunningWorkloadSpec, WorkloadStatus } from '../../ports/index.js';
-import { clipStatusMessage, setConditions, type DesiredCondition } from '../conditions.js';
+import { clipStatusMessage, setConditions, workerDegraded, type DesiredCondition } from '../conditions.js';
 
 /** The workload of a CaptionRun: one long-running caption worker. */
 export const CAPTION_RUN_WORKLOAD: LongRunningWorkloadSpec = {
@@ -102,7 +102,6 @@ export function decideCaptionRun(input: {
   } else {
     const running = (workload?.ready ?? 0) > 0;
     const reason = running ? phase : (workload?.waiting?.reason ?? 'Starting');
-    const restarting = !running && (workload?.restarts ?? 0) > 0 && workload?.lastError !== undefined;
     desired = [
       running && phase === 'Running'
         ? { type: 'Ready', status: 'True', reason: 'Running', message }
@@ -112,14 +111,7 @@ export function decideCaptionRun(input: {
         : { type: 'Progressing', status: 'True', reason, message },
       phase === 'Reconnecting'
         ? { type: 'Degraded', status: 'True', reason: 'Reconnecting', message }
-        : restarting
-          ? {
-              type: 'Degraded',
-              status: 'True',
-              reason: 'WorkerRestarting',
-              message: clipStatusMessage(`the worker ended ${workload!.restarts} times; last: ${workload!.lastError}`),
-            }
-          : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'nothing failed' },
+        : workerDegraded(running ? undefined : workload),
     ];
   }
   const finished = phase === 'Stopped' || phase === 'Failed';
