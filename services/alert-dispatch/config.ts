@@ -1,8 +1,9 @@
 import path from 'node:path';
 import Joi from 'joi';
-import { envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import { envHttpUrl, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 import { llmConfigFrom, llmEnvSchema, type LlmConfig, type LlmEnv } from '../lib/llm/index.js';
+import { mqttBrokerUrl } from '../lib/mqtt/index.js';
 import { AllowList, envAllowList } from '../lib/outbound/index.js';
 
 /** Validated settings of the alert dispatch service. */
@@ -38,8 +39,6 @@ export interface AlertDispatchConfig {
  * contract names WEBHOOK_URL, MQTT_BROKER and the LLM settings without the service prefix.
  */
 const OWNED_PREFIXES = ['ALERT_', 'LLM_', 'MQTT_', 'WEBHOOK_'];
-
-const httpUrl = () => Joi.string().uri({ scheme: ['http', 'https'] });
 
 /** The environment as `schema` validates it (defaults applied). */
 interface AlertDispatchEnv extends PlatformEnv, LlmEnv {
@@ -77,9 +76,9 @@ const schema = Joi.object<AlertDispatchEnv, true, AlertDispatchEnvKeys>({
     .default('20mb'),
   ALERT_SUBSCRIPTIONS_FILE: Joi.string(),
   ALERT_SNAPSHOT_DIR: Joi.string(),
-  WEBHOOK_URL: httpUrl(),
+  WEBHOOK_URL: envHttpUrl(),
   WEBHOOK_URL_ALLOW: envAllowList(),
-  MQTT_BROKER: Joi.string().uri({ scheme: ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'] }),
+  MQTT_BROKER: mqttBrokerUrl(),
   ALERT_MQTT_TOPIC: Joi.string().default('argus/alerts/{source_id}'),
   ALERT_MCP_CONFIG_FILE: Joi.string(),
   ...llmEnvSchema,

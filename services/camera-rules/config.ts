@@ -1,7 +1,16 @@
 import path from 'node:path';
 import Joi from 'joi';
-import { envBoolean, envList, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import {
+  envBoolean,
+  envHttpUrl,
+  envList,
+  envPort,
+  loadConfig,
+  platformEnvSchema,
+  toPlatformConfig,
+} from '../lib/config/index.js';
 import type { LlmConfig } from '../lib/llm/index.js';
+import { mqttBrokerUrl } from '../lib/mqtt/index.js';
 import type { HandlerPolicies } from './events/event-handler.js';
 import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 
@@ -62,8 +71,6 @@ export interface CameraRulesConfig {
 
 const OWNED_PREFIXES = ['CAMERA_RULES_', 'MQTT_'];
 
-const httpUrl = () => Joi.string().uri({ scheme: ['http', 'https'] });
-
 /** The service's variables as the schema validates them (defaults applied). */
 interface CameraRulesEnv extends PlatformEnv {
   CAMERA_RULES_HOST: string;
@@ -104,7 +111,7 @@ const schema = Joi.object<CameraRulesEnv>({
   // 8001, not the contract's 8000: under `argus up` alert-dispatch listens on 8000 in the same process.
   CAMERA_RULES_PORT: envPort().default(8001),
   CAMERA_RULES_DATA_DIR: Joi.string(),
-  CAMERA_RULES_FRIGATE_URL: httpUrl().description('Frigate HTTP root; set, Frigate is the recorder'),
+  CAMERA_RULES_FRIGATE_URL: envHttpUrl().description('Frigate HTTP root; set, Frigate is the recorder'),
   CAMERA_RULES_FRIGATE_TOKEN: Joi.string().description('Bearer token for Frigate (never logged)'),
   CAMERA_RULES_FRIGATE_USER: Joi.string().max(256).description('Frigate user whose session authenticates requests'),
   CAMERA_RULES_FRIGATE_PASSWORD: Joi.string().max(1024).description("That user's password (never logged)"),
@@ -115,8 +122,8 @@ const schema = Joi.object<CameraRulesEnv>({
     .default('frigate'),
   CAMERA_RULES_RECORDINGS_DIR: Joi.string().description('Recordings in Frigate layout, when no Frigate is configured'),
   CAMERA_RULES_DETECTIONS_DIR: Joi.string().description("The directory recorder's segment analyses"),
-  CAMERA_RULES_DATAPREP_URL: httpUrl().default('http://127.0.0.1:6007/v1/dataprep'),
-  CAMERA_RULES_ALERT_DISPATCH_URL: httpUrl().default('http://127.0.0.1:8000/api/v1'),
+  CAMERA_RULES_DATAPREP_URL: envHttpUrl().default('http://127.0.0.1:6007/v1/dataprep'),
+  CAMERA_RULES_ALERT_DISPATCH_URL: envHttpUrl().default('http://127.0.0.1:8000/api/v1'),
   CAMERA_RULES_SERVICE_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(10_000),
   CAMERA_RULES_SEARCH_BUCKET: Joi.string()
     .pattern(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/)
@@ -130,13 +137,13 @@ const schema = Joi.object<CameraRulesEnv>({
   CAMERA_RULES_INDEX_RECORDINGS: envBoolean().default(true),
   CAMERA_RULES_CLAIM_LEASE_SECONDS: Joi.number().min(3).max(3600).default(60),
   // Shared with frame-analysis (same names and meaning); frame-analysis owns the VLM_ prefix.
-  VLM_BASE_URL: httpUrl(),
+  VLM_BASE_URL: envHttpUrl(),
   VLM_MODEL: Joi.string().default('default'),
   VLM_API_KEY: Joi.string(),
   VLM_MAX_TOKENS: Joi.number().integer().min(1).max(32_768).default(300),
   VLM_TEMPERATURE: Joi.number().min(0).max(2).default(0),
   VLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(20_000),
-  MQTT_BROKER: Joi.string().uri({ scheme: ['mqtt', 'mqtts', 'tcp', 'ssl', 'ws', 'wss'] }),
+  MQTT_BROKER: mqttBrokerUrl(),
 })
   .oxor('CAMERA_RULES_FRIGATE_URL', 'CAMERA_RULES_RECORDINGS_DIR')
   .oxor('CAMERA_RULES_FRIGATE_URL', 'CAMERA_RULES_DETECTIONS_DIR')

@@ -1,7 +1,14 @@
 import path from 'node:path';
 import Joi from 'joi';
 import { IANAZone } from 'luxon';
-import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import {
+  envBoolean,
+  envHttpUrl,
+  envPort,
+  loadConfig,
+  platformEnvSchema,
+  toPlatformConfig,
+} from '../lib/config/index.js';
 import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 import { llmConfigFrom, llmEnvSchema, type LlmConfig, type LlmEnv } from '../lib/llm/index.js';
 import type { ObjectStoreConfig } from '../lib/storage/index.js';
@@ -145,7 +152,7 @@ const schema = Joi.object<CaptionQaEnv, true>({
   CAPTION_QA_FRAME_RETENTION_HOURS: Joi.number().min(0).default(168),
   CAPTION_QA_RETENTION_INTERVAL_SECONDS: Joi.number().min(1).max(86_400).default(60),
   CAPTION_QA_STORAGE_BACKEND: Joi.string().valid('local', 's3').default('local'),
-  CAPTION_QA_S3_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
+  CAPTION_QA_S3_ENDPOINT: envHttpUrl(),
   CAPTION_QA_S3_REGION: Joi.string().default('us-east-1'),
   CAPTION_QA_S3_ACCESS_KEY_ID: Joi.string(),
   CAPTION_QA_S3_SECRET_ACCESS_KEY: Joi.string(),
@@ -155,8 +162,8 @@ const schema = Joi.object<CaptionQaEnv, true>({
   CAPTION_QA_VECTORDB_TABLE: Joi.string()
     .pattern(/^[A-Za-z][A-Za-z0-9_]{0,62}$/)
     .default('caption_qa'),
-  CAPTION_QA_WEAVIATE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
-  CAPTION_QA_WEAVIATE_GRPC_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  CAPTION_QA_WEAVIATE_URL: envHttpUrl(),
+  CAPTION_QA_WEAVIATE_GRPC_URL: envHttpUrl(),
   CAPTION_QA_WEAVIATE_API_KEY: Joi.string(),
 })
   .when(Joi.object({ CAPTION_QA_VECTORDB_BACKEND: Joi.valid('weaviate').required() }).unknown(), {

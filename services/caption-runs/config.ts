@@ -1,6 +1,6 @@
 import path from 'node:path';
 import Joi from 'joi';
-import { envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import { envHttpUrl, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 import { DEFAULT_MODEL_NAMES } from '../lib/inference/index.js';
 import { mqttBrokerUrl } from '../lib/mqtt/index.js';
@@ -97,7 +97,7 @@ const schema = Joi.object<CaptionRunsEnv, true>({
   CAPTION_RUNS_RTSP_ALLOW: envAllowList(),
   CAPTION_RUNS_MEDIA_ROOT: Joi.string(),
   // The VLM_* names and ranges are frame-analysis's: one setting configures both services under `argus up`.
-  VLM_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  VLM_BASE_URL: envHttpUrl(),
   VLM_MODEL: Joi.string().default('default'),
   VLM_API_KEY: Joi.string(),
   VLM_TEMPERATURE: Joi.number().min(0).max(2).default(0),
@@ -105,8 +105,8 @@ const schema = Joi.object<CaptionRunsEnv, true>({
   VLM_IMAGE_MAX_SIDE: Joi.number().integer().min(64).max(4096).default(512),
   // MQTT_BROKER is alert-dispatch's name too: one broker for both (argus up embeds one without it: services/lib/mqtt).
   MQTT_BROKER: mqttBrokerUrl(),
-  CAPTION_RUNS_CAPTION_QA_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
-  CAPTION_RUNS_ALERTS_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  CAPTION_RUNS_CAPTION_QA_URL: envHttpUrl(),
+  CAPTION_RUNS_ALERTS_URL: envHttpUrl(),
   CAPTION_RUNS_POST_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(10_000),
   CAPTION_RUNS_RTSP_TIMEOUT_SECONDS: Joi.number().min(1).max(120).default(10),
   CAPTION_RUNS_STALL_SECONDS: Joi.number().min(1).max(600).default(15),

@@ -4,7 +4,14 @@ import { INGEST_MAX_ITEMS } from '../../operator/api/index.js';
 import { CURRENT_IMAGE_DESCRIPTOR, IMAGE_DESCRIPTORS, type ImageDescriptorName } from '../lib/inference/index.js';
 import { MAX_DECODABLE_PIXELS } from '../lib/media/index.js';
 import type { ObjectStoreConfig } from '../lib/storage/index.js';
-import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import {
+  envBoolean,
+  envHttpUrl,
+  envPort,
+  loadConfig,
+  platformEnvSchema,
+  toPlatformConfig,
+} from '../lib/config/index.js';
 import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 import { AllowList, envAllowList } from '../lib/outbound/index.js';
 import { bucketName } from './media/bucket-name.js';
@@ -96,7 +103,7 @@ export const dataprepEnvSchema = Joi.object<DataprepEnv, true, DataprepEnvKeys>(
   MM_DATAPREP_FRAME_CACHE_ENTRIES: Joi.number().integer().min(1).max(1_000_000).default(2000),
 
   MM_DATAPREP_STORAGE_BACKEND: Joi.string().valid('local', 's3').default('local'),
-  MM_DATAPREP_S3_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
+  MM_DATAPREP_S3_ENDPOINT: envHttpUrl(),
   MM_DATAPREP_S3_REGION: Joi.string().default('us-east-1'),
   MM_DATAPREP_S3_ACCESS_KEY_ID: Joi.string(),
   MM_DATAPREP_S3_SECRET_ACCESS_KEY: Joi.string(),
@@ -109,8 +116,8 @@ export const dataprepEnvSchema = Joi.object<DataprepEnv, true, DataprepEnvKeys>(
   MM_DATAPREP_VECTORDB_TABLE: Joi.string()
     .pattern(/^[A-Za-z][A-Za-z0-9_]{0,62}$/)
     .default('argus_media'),
-  MM_DATAPREP_WEAVIATE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
-  MM_DATAPREP_WEAVIATE_GRPC_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  MM_DATAPREP_WEAVIATE_URL: envHttpUrl(),
+  MM_DATAPREP_WEAVIATE_GRPC_URL: envHttpUrl(),
   MM_DATAPREP_WEAVIATE_API_KEY: Joi.string(),
   MM_DATAPREP_WEAVIATE_COLLECTION: Joi.string()
     .pattern(/^[A-Z][A-Za-z0-9_]{0,62}$/)

@@ -1,7 +1,14 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
-import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
+import {
+  envBoolean,
+  envHttpUrl,
+  envPort,
+  loadConfig,
+  platformEnvSchema,
+  toPlatformConfig,
+} from '../lib/config/index.js';
 import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 import { multiPoseModel } from '../lib/inference/import/index.js';
 
@@ -82,7 +89,7 @@ const schema = Joi.object<FrameAnalysisEnv, true>({
   FRAME_ANALYSIS_MAX_FRAMES: Joi.number().integer().min(1).max(256).default(32),
   FRAME_ANALYSIS_MAX_FRAME_PIXELS: Joi.number().integer().min(1).max(268_402_689).default(40_000_000),
   FRAME_ANALYSIS_VLM_ENABLED: envBoolean().default(false),
-  VLM_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  VLM_BASE_URL: envHttpUrl(),
   VLM_MODEL: Joi.string().default('default'),
   VLM_API_KEY: Joi.string(),
   VLM_MAX_TOKENS: Joi.number().integer().min(1).max(32_768).default(300),

@@ -4,6 +4,9 @@ import Joi from 'joi';
 export const envBoolean = () =>
   Joi.boolean().truthy('1', 'yes', 'YES', 'True', 'TRUE').falsy('0', 'no', 'NO', 'False', 'FALSE');
 
+/** An absolute http or https URL env var (a service's endpoint, a peer, a backend). */
+export const envHttpUrl = () => Joi.string().uri({ scheme: ['http', 'https'] });
+
 /** TCP port env var. */
 export const envPort = () => Joi.number().integer().port();
 

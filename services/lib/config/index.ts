@@ -1,5 +1,5 @@
 export { loadConfig, ConfigError } from './load-config.js';
-export { envBoolean, envPort, envList } from './env-types.js';
+export { envBoolean, envHttpUrl, envPort, envList } from './env-types.js';
 export { platformEnvSchema, platformSettings, toPlatformConfig } from './platform.js';
 export type { SettingsScope } from './settings-scope.js';
 export { ConfigErrors, loadConfigs } from './load-configs.js';

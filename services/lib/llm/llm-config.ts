@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { envHttpUrl } from '../config/index.js';
 
 /**
  * Where and how to reach an OpenAI-compatible chat-completions endpoint. `baseUrl` is the API root including its
@@ -22,7 +23,7 @@ export interface LlmEnv {
 
 /** joi keys for LLM_BASE_URL, LLM_MODEL, LLM_API_KEY and LLM_TIMEOUT_MS, for a service's config schema to spread. */
 export const llmEnvSchema = {
-  LLM_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  LLM_BASE_URL: envHttpUrl(),
   LLM_MODEL: Joi.string().default('default'),
   LLM_API_KEY: Joi.string(),
   LLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(15_000),
