@@ -9,7 +9,7 @@ import {
   platformEnvSchema,
   toPlatformConfig,
 } from '../lib/config/index.js';
-import type { LlmConfig } from '../lib/llm/index.js';
+import { vlmEndpointFrom, vlmEnvSchema, vlmMaxTokensSchema, type VlmEndpoint, type VlmEnv } from '../lib/llm/index.js';
 import { mqttBrokerUrl } from '../lib/mqtt/index.js';
 import type { HandlerPolicies } from './events/event-handler.js';
 import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
@@ -58,7 +58,7 @@ export interface CameraRulesConfig {
   /** Tools alert-dispatch is asked to run for each alert. */
   alertTools: string[];
   /** The vision-language model of summaries; undefined: offline summaries. */
-  vlm?: LlmConfig & { maxTokens: number; temperature: number };
+  vlm?: VlmEndpoint & { maxTokens: number };
   /** Retries: the recorder's clip becoming final, and each action's calls. */
   policies: HandlerPolicies;
   /** Time between a watcher's catch-ups with the recorder's event list, milliseconds. */
@@ -72,7 +72,7 @@ export interface CameraRulesConfig {
 const OWNED_PREFIXES = ['CAMERA_RULES_', 'MQTT_'];
 
 /** The service's variables as the schema validates them (defaults applied). */
-interface CameraRulesEnv extends PlatformEnv {
+interface CameraRulesEnv extends PlatformEnv, VlmEnv {
   CAMERA_RULES_HOST: string;
   CAMERA_RULES_PORT: number;
   CAMERA_RULES_DATA_DIR?: string;
@@ -96,12 +96,7 @@ interface CameraRulesEnv extends PlatformEnv {
   CAMERA_RULES_WATCHER_POLL_SECONDS: number;
   CAMERA_RULES_INDEX_RECORDINGS: boolean;
   CAMERA_RULES_CLAIM_LEASE_SECONDS: number;
-  VLM_BASE_URL?: string;
-  VLM_MODEL: string;
-  VLM_API_KEY?: string;
   VLM_MAX_TOKENS: number;
-  VLM_TEMPERATURE: number;
-  VLM_TIMEOUT_MS: number;
   MQTT_BROKER?: string;
 }
 
@@ -136,13 +131,9 @@ const schema = Joi.object<CameraRulesEnv>({
   CAMERA_RULES_WATCHER_POLL_SECONDS: Joi.number().min(1).max(86_400).default(60),
   CAMERA_RULES_INDEX_RECORDINGS: envBoolean().default(true),
   CAMERA_RULES_CLAIM_LEASE_SECONDS: Joi.number().min(3).max(3600).default(60),
-  // Shared with frame-analysis (same names and meaning); frame-analysis owns the VLM_ prefix.
-  VLM_BASE_URL: envHttpUrl(),
-  VLM_MODEL: Joi.string().default('default'),
-  VLM_API_KEY: Joi.string(),
-  VLM_MAX_TOKENS: Joi.number().integer().min(1).max(32_768).default(300),
-  VLM_TEMPERATURE: Joi.number().min(0).max(2).default(0),
-  VLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(20_000),
+  // The VLM_* settings of every service with a vision-language model (lib/llm); frame-analysis owns the prefix.
+  ...vlmEnvSchema,
+  ...vlmMaxTokensSchema,
   MQTT_BROKER: mqttBrokerUrl(),
 })
   .oxor('CAMERA_RULES_FRIGATE_URL', 'CAMERA_RULES_RECORDINGS_DIR')
@@ -159,6 +150,7 @@ export const cameraRulesSettings: SettingsScope = { schema, prefixes: OWNED_PREF
 export function loadCameraRulesConfig(env: NodeJS.ProcessEnv): CameraRulesConfig {
   const c = loadConfig('camera-rules', schema, env, OWNED_PREFIXES);
   const platform = toPlatformConfig(c);
+  const vlm = vlmEndpointFrom(c);
   const dataDir = path.resolve(c.CAMERA_RULES_DATA_DIR ?? path.join(platform.dataDir, 'camera-rules'));
   const recorder: RecorderConfig = c.CAMERA_RULES_FRIGATE_URL
     ? {
@@ -193,16 +185,7 @@ export function loadCameraRulesConfig(env: NodeJS.ProcessEnv): CameraRulesConfig
       timeoutMs: c.CAMERA_RULES_INGEST_TIMEOUT_MS,
     },
     alertTools: c.CAMERA_RULES_ALERT_TOOLS,
-    vlm: c.VLM_BASE_URL
-      ? {
-          baseUrl: c.VLM_BASE_URL,
-          model: c.VLM_MODEL,
-          apiKey: c.VLM_API_KEY,
-          timeoutMs: c.VLM_TIMEOUT_MS,
-          maxTokens: c.VLM_MAX_TOKENS,
-          temperature: c.VLM_TEMPERATURE,
-        }
-      : undefined,
+    vlm: vlm && { ...vlm, maxTokens: c.VLM_MAX_TOKENS },
     policies: {
       media: { attempts: c.CAMERA_RULES_CLIP_ATTEMPTS, baseDelayMs: 1000, maxDelayMs: 15_000 },
       action: { attempts: c.CAMERA_RULES_ACTION_ATTEMPTS, baseDelayMs: 1000, maxDelayMs: 8000 },

@@ -3,6 +3,7 @@ import Joi from 'joi';
 import { envHttpUrl, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 import { DEFAULT_MODEL_NAMES } from '../lib/inference/index.js';
+import { vlmEndpointFrom, vlmEnvSchema, vlmImageMaxSideSchema, type VlmEnv } from '../lib/llm/index.js';
 import { mqttBrokerUrl } from '../lib/mqtt/index.js';
 import { envAllowList, type AllowList } from '../lib/outbound/index.js';
 
@@ -62,17 +63,12 @@ export interface CaptionRunsConfig {
 const OWNED_PREFIXES = ['CAPTION_RUNS_', 'VLM_'];
 
 /** The environment as `schema` validates it (defaults applied). */
-interface CaptionRunsEnv extends PlatformEnv {
+interface CaptionRunsEnv extends PlatformEnv, VlmEnv {
   ARGUS_MODEL_DETECTOR?: string;
   CAPTION_RUNS_HOST: string;
   CAPTION_RUNS_PORT: number;
   CAPTION_RUNS_RTSP_ALLOW?: AllowList;
   CAPTION_RUNS_MEDIA_ROOT?: string;
-  VLM_BASE_URL?: string;
-  VLM_MODEL: string;
-  VLM_API_KEY?: string;
-  VLM_TEMPERATURE: number;
-  VLM_TIMEOUT_MS: number;
   VLM_IMAGE_MAX_SIDE: number;
   MQTT_BROKER?: string;
   CAPTION_RUNS_CAPTION_QA_URL?: string;
@@ -96,13 +92,9 @@ const schema = Joi.object<CaptionRunsEnv, true>({
   CAPTION_RUNS_PORT: envPort().default(4173),
   CAPTION_RUNS_RTSP_ALLOW: envAllowList(),
   CAPTION_RUNS_MEDIA_ROOT: Joi.string(),
-  // The VLM_* names and ranges are frame-analysis's: one setting configures both services under `argus up`.
-  VLM_BASE_URL: envHttpUrl(),
-  VLM_MODEL: Joi.string().default('default'),
-  VLM_API_KEY: Joi.string(),
-  VLM_TEMPERATURE: Joi.number().min(0).max(2).default(0),
-  VLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(20_000),
-  VLM_IMAGE_MAX_SIDE: Joi.number().integer().min(64).max(4096).default(512),
+  // The VLM_* settings of every service with a vision-language model (lib/llm): one setting configures them all.
+  ...vlmEnvSchema,
+  ...vlmImageMaxSideSchema,
   // MQTT_BROKER is alert-dispatch's name too: one broker for both (argus up embeds one without it: services/lib/mqtt).
   MQTT_BROKER: mqttBrokerUrl(),
   CAPTION_RUNS_CAPTION_QA_URL: envHttpUrl(),
@@ -126,20 +118,12 @@ export const captionRunsSettings: SettingsScope = { schema, prefixes: OWNED_PREF
 /** Reads the service's settings from `env` (the only place process.env reaches); throws ConfigError listing every problem. */
 export function loadCaptionRunsConfig(env: NodeJS.ProcessEnv): CaptionRunsConfig {
   const c = loadConfig('caption-runs', schema, env, OWNED_PREFIXES);
+  const vlm = vlmEndpointFrom(c);
   return {
     platform: toPlatformConfig(c),
     host: c.CAPTION_RUNS_HOST,
     port: c.CAPTION_RUNS_PORT,
-    vlm: c.VLM_BASE_URL
-      ? {
-          baseUrl: c.VLM_BASE_URL,
-          model: c.VLM_MODEL,
-          apiKey: c.VLM_API_KEY,
-          timeoutMs: c.VLM_TIMEOUT_MS,
-          temperature: c.VLM_TEMPERATURE,
-          imageMaxSide: c.VLM_IMAGE_MAX_SIDE,
-        }
-      : undefined,
+    vlm: vlm && { ...vlm, imageMaxSide: c.VLM_IMAGE_MAX_SIDE },
     rtspAllow: c.CAPTION_RUNS_RTSP_ALLOW,
     mediaRoot: c.CAPTION_RUNS_MEDIA_ROOT ? path.resolve(c.CAPTION_RUNS_MEDIA_ROOT) : undefined,
     defaultDetector: c.ARGUS_MODEL_DETECTOR ?? DEFAULT_MODEL_NAMES.detector,

@@ -1,16 +1,16 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
-import {
-  envBoolean,
-  envHttpUrl,
-  envPort,
-  loadConfig,
-  platformEnvSchema,
-  toPlatformConfig,
-} from '../lib/config/index.js';
+import { envBoolean, envPort, loadConfig, platformEnvSchema, toPlatformConfig } from '../lib/config/index.js';
 import type { PlatformConfig, PlatformEnv, SettingsScope } from '../lib/config/index.js';
 import { multiPoseModel } from '../lib/inference/import/index.js';
+import {
+  vlmEndpointFrom,
+  vlmEnvSchema,
+  vlmImageMaxSideSchema,
+  vlmMaxTokensSchema,
+  type VlmEnv,
+} from '../lib/llm/index.js';
 
 /** The pattern library shipped with the service. */
 export const SHIPPED_PATTERNS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'patterns.yaml');
@@ -59,7 +59,7 @@ export interface FrameAnalysisConfig {
 const OWNED_PREFIXES = ['FRAME_ANALYSIS_', 'VLM_'];
 
 /** The environment as `schema` validates it (defaults applied). */
-interface FrameAnalysisEnv extends PlatformEnv {
+interface FrameAnalysisEnv extends PlatformEnv, VlmEnv {
   FRAME_ANALYSIS_HOST: string;
   FRAME_ANALYSIS_PORT: number;
   FRAME_ANALYSIS_PATTERNS_FILE?: string;
@@ -68,12 +68,7 @@ interface FrameAnalysisEnv extends PlatformEnv {
   FRAME_ANALYSIS_MAX_FRAMES: number;
   FRAME_ANALYSIS_MAX_FRAME_PIXELS: number;
   FRAME_ANALYSIS_VLM_ENABLED: boolean;
-  VLM_BASE_URL?: string;
-  VLM_MODEL: string;
-  VLM_API_KEY?: string;
   VLM_MAX_TOKENS: number;
-  VLM_TEMPERATURE: number;
-  VLM_TIMEOUT_MS: number;
   VLM_IMAGE_MAX_SIDE: number;
   VLM_BREAKER_FAILURES: number;
   VLM_BREAKER_OPEN_MS: number;
@@ -89,13 +84,9 @@ const schema = Joi.object<FrameAnalysisEnv, true>({
   FRAME_ANALYSIS_MAX_FRAMES: Joi.number().integer().min(1).max(256).default(32),
   FRAME_ANALYSIS_MAX_FRAME_PIXELS: Joi.number().integer().min(1).max(268_402_689).default(40_000_000),
   FRAME_ANALYSIS_VLM_ENABLED: envBoolean().default(false),
-  VLM_BASE_URL: envHttpUrl(),
-  VLM_MODEL: Joi.string().default('default'),
-  VLM_API_KEY: Joi.string(),
-  VLM_MAX_TOKENS: Joi.number().integer().min(1).max(32_768).default(300),
-  VLM_TEMPERATURE: Joi.number().min(0).max(2).default(0),
-  VLM_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(20_000),
-  VLM_IMAGE_MAX_SIDE: Joi.number().integer().min(64).max(4096).default(512),
+  ...vlmEnvSchema,
+  ...vlmMaxTokensSchema,
+  ...vlmImageMaxSideSchema,
   VLM_BREAKER_FAILURES: Joi.number().integer().min(1).max(100).default(3),
   VLM_BREAKER_OPEN_MS: Joi.number().integer().min(0).max(3_600_000).default(30_000),
 });
@@ -109,6 +100,7 @@ const FIELDS_ALLOWANCE = 64 * 1024;
 /** Reads the service's settings from `env` (the only place process.env reaches); throws ConfigError listing every problem. */
 export function loadFrameAnalysisConfig(env: NodeJS.ProcessEnv): FrameAnalysisConfig {
   const c = loadConfig('frame-analysis', schema, env, OWNED_PREFIXES);
+  const vlm = vlmEndpointFrom(c);
   const maxFrames = c.FRAME_ANALYSIS_MAX_FRAMES;
   return {
     platform: toPlatformConfig(c),
@@ -124,18 +116,12 @@ export function loadFrameAnalysisConfig(env: NodeJS.ProcessEnv): FrameAnalysisCo
       maxBodyBytes: maxFrames * (MAX_FRAME_BYTES + 1024) + FIELDS_ALLOWANCE,
     },
     vlmEnabledByDefault: c.FRAME_ANALYSIS_VLM_ENABLED,
-    vlm: c.VLM_BASE_URL
-      ? {
-          baseUrl: c.VLM_BASE_URL,
-          model: c.VLM_MODEL,
-          apiKey: c.VLM_API_KEY,
-          maxTokens: c.VLM_MAX_TOKENS,
-          temperature: c.VLM_TEMPERATURE,
-          timeoutMs: c.VLM_TIMEOUT_MS,
-          imageMaxSide: c.VLM_IMAGE_MAX_SIDE,
-          breakerFailures: c.VLM_BREAKER_FAILURES,
-          breakerOpenMs: c.VLM_BREAKER_OPEN_MS,
-        }
-      : undefined,
+    vlm: vlm && {
+      ...vlm,
+      maxTokens: c.VLM_MAX_TOKENS,
+      imageMaxSide: c.VLM_IMAGE_MAX_SIDE,
+      breakerFailures: c.VLM_BREAKER_FAILURES,
+      breakerOpenMs: c.VLM_BREAKER_OPEN_MS,
+    },
   };
 }
